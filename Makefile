@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# flowjit: the two commands are `make demo` and `make check`; both set up
+# what they need (Debian packages included) and skip what is built.
+
+.PHONY: all setup tree kernel guest check demo bench clean
+
+all: guest
+
+setup:
+	@scripts/setup
+
+tree: setup
+	@scripts/kernel-tree
+
+kernel: tree
+	@scripts/kernel-build
+
+guest: kernel
+	@scripts/guest-image
+
+check: setup
+	@scripts/check
+
+demo: setup
+	@scripts/demo
+
+bench: setup
+	@scripts/bench
+
+clean:
+	rm -rf build
+	@for d in tools/*/; do \
+		[ -f $$d/Makefile ] && $(MAKE) -s -C $$d clean || true; \
+	done

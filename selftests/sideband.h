@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the flowjit selftests: one sideband (dummy) perf event per
+ * CPU, each with its own ring buffer, and a reader that walks the records
+ * of all of them.
+ */
+#ifndef FLOWJIT_SELFTEST_SIDEBAND_H
+#define FLOWJIT_SELFTEST_SIDEBAND_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+
+#define SB_MAX_CPUS	64
+#define SB_DATA_PAGES	64	/* ring buffer data pages per CPU */
+
+/* the sample_id fields every record carries with sample_id_all */
+#define SB_SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+struct sb_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+struct sb_ring {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t data_size;
+	uint64_t lost;		/* sum of PERF_RECORD_LOST seen */
+};
+
+struct sb {
+	int nr;
+	struct sb_ring ring[SB_MAX_CPUS];
+};
+
+/* called with a copy of each record (wrap-around undone) */
+typedef void (*sb_record_fn)(const struct perf_event_header *hdr,
+			     const struct sb_id *id, void *arg);
+
+static inline int sb_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				     int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static inline void sb_attr_init(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_type = SB_SAMPLE_TYPE;
+	attr->sample_id_all = 1;
+	attr->watermark = 1;
+	attr->wakeup_watermark = 1;
+}
+
+/*
+ * Open @attr on every online CPU (system-wide) and map its ring buffer.
+ * Returns 0 or -errno of the first failure; on failure nothing stays open.
+ */
+static inline int sb_open(struct sb *sb, struct perf_event_attr *attr)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	int cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int i, err;
+
+	memset(sb, 0, sizeof(*sb));
+	if (cpus > SB_MAX_CPUS)
+		cpus = SB_MAX_CPUS;
+	for (i = 0; i < cpus; i++) {
+		struct sb_ring *r = &sb->ring[i];
+		size_t len = (1 + SB_DATA_PAGES) * page_size;
+
+		r->fd = sb_perf_event_open(attr, -1, i);
+		if (r->fd < 0)
+			goto fail;
+		r->page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       r->fd, 0);
+		if (r->page == MAP_FAILED) {
+			close(r->fd);
+			goto fail;
+		}
+		r->data_size = SB_DATA_PAGES * page_size;
+		sb->nr++;
+	}
+	return 0;
+fail:
+	err = -errno;
+	while (sb->nr--) {
+		munmap(sb->ring[sb->nr].page,
+		       sb->ring[sb->nr].data_size + page_size);
+		close(sb->ring[sb->nr].fd);
+	}
+	sb->nr = 0;
+	return err;
+}
+
+static inline void sb_close(struct sb *sb)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	int i;
+
+	for (i = 0; i < sb->nr; i++) {
+		munmap(sb->ring[i].page, sb->ring[i].data_size + page_size);
+		close(sb->ring[i].fd);
+	}
+	sb->nr = 0;
+}
+
+/* the sample_id trailer of a non-sample record */
+static inline void sb_parse_id(const struct perf_event_header *hdr,
+			       struct sb_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (hdr->size >= sizeof(*hdr) + sizeof(*id))
+		memcpy(id, (const char *)hdr + hdr->size - sizeof(*id),
+		       sizeof(*id));
+}
+
+/*
+ * Consume all records now in every ring buffer, in ring order (records of
+ * different CPUs are not merged by time). Returns the number of records.
+ */
+static inline int sb_drain(struct sb *sb, sb_record_fn fn, void *arg)
+{
+	static union {
+		struct perf_event_header hdr;
+		char bytes[65536];
+	} rec;
+	int i, n = 0;
+
+	for (i = 0; i < sb->nr; i++) {
+		struct sb_ring *r = &sb->ring[i];
+		const char *data = (const char *)r->page + r->page->data_offset;
+		uint64_t head, tail = r->page->data_tail;
+
+		/* pairs with the kernel's smp_wmb() before data_head update */
+		head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
+		while (tail < head) {
+			uint64_t off = tail % r->data_size;
+			struct perf_event_header h;
+			size_t first;
+			struct sb_id id;
+
+			memcpy(&h, data + off, sizeof(h));	/* never wraps */
+			if (h.size < sizeof(h))
+				break;			/* corrupt: stop */
+			first = r->data_size - off;
+			if (first > h.size)
+				first = h.size;
+			memcpy(rec.bytes, data + off, first);
+			memcpy(rec.bytes + first, data, h.size - first);
+			if (rec.hdr.type == PERF_RECORD_LOST)
+				r->lost += ((uint64_t *)(rec.bytes + 8))[1];
+			sb_parse_id(&rec.hdr, &id);
+			fn(&rec.hdr, &id, arg);
+			tail += h.size;
+			n++;
+		}
+		/* pairs with the kernel's read of data_tail before writing */
+		__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+#endif /* FLOWJIT_SELFTEST_SIDEBAND_H */
