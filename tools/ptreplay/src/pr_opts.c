@@ -408,7 +408,8 @@ static int pr_opts_num(uint64_t *value, const struct pr_opt *opt,
  * Returns a pr_opts_result on success, a negative error code otherwise.
  */
 static int pr_opts_apply(struct pr_opts *opts, const struct pr_opt *opt,
-			 const char *arg, const char *prog, FILE *err)
+			 const char *arg, const char *prog, FILE *out,
+			 FILE *err)
 {
 	struct pt_config *config;
 	uint64_t value;
@@ -417,13 +418,13 @@ static int pr_opts_apply(struct pr_opts *opts, const struct pr_opt *opt,
 	config = &opts->config;
 	switch (opt->id) {
 	case pr_opt_help:
-		pr_opts_usage(stdout, prog);
+		pr_opts_usage(out, prog);
 		return pr_opts_done;
 
 	case pr_opt_version:
-		printf("%s: ptreplay raw, libipt %d.%d.%d\n", prog,
-		       LIBIPT_VERSION_MAJOR, LIBIPT_VERSION_MINOR,
-		       LIBIPT_VERSION_PATCH);
+		fprintf(out, "%s: libipt %d.%d.%d\n", prog,
+			LIBIPT_VERSION_MAJOR, LIBIPT_VERSION_MINOR,
+			LIBIPT_VERSION_PATCH);
 		return pr_opts_done;
 
 	case pr_opt_pt:
@@ -585,7 +586,7 @@ static const struct pr_opt *pr_opts_find(const char *name)
 }
 
 int pr_opts_parse(struct pr_opts *opts, int argc, char *const *argv,
-		  const char *prog, FILE *err)
+		  const char *prog, FILE *out, FILE *err)
 {
 	int idx, status;
 
@@ -594,6 +595,8 @@ int pr_opts_parse(struct pr_opts *opts, int argc, char *const *argv,
 
 	if (!prog)
 		prog = "ptreplay raw";
+	if (!out)
+		out = stdout;
 	if (!err)
 		err = stderr;
 
@@ -647,7 +650,7 @@ int pr_opts_parse(struct pr_opts *opts, int argc, char *const *argv,
 		} else
 			arg = NULL;
 
-		status = pr_opts_apply(opts, opt, arg, prog, err);
+		status = pr_opts_apply(opts, opt, arg, prog, out, err);
 		if (status != pr_opts_decode)
 			return status;
 	}

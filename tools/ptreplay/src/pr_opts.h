@@ -99,7 +99,8 @@ extern int pr_opts_init(struct pr_opts *opts);
 extern void pr_opts_fini(struct pr_opts *opts);
 
 /* Parse @argc arguments in @argv (without the program or mode name) into
- * @opts, reporting problems on @err as "@prog: ...".
+ * @opts, reporting problems on @err as "@prog: ...".  --help and --version
+ * print to @out.  NULL streams mean stdout and stderr.
  *
  * Returns a pr_opts_result on success.
  * Returns -pte_invalid if @opts or @argv is NULL.
@@ -107,7 +108,7 @@ extern void pr_opts_fini(struct pr_opts *opts);
  * Returns -pte_nomem if out of memory.
  */
 extern int pr_opts_parse(struct pr_opts *opts, int argc, char *const *argv,
-			 const char *prog, FILE *err);
+			 const char *prog, FILE *out, FILE *err);
 
 /* Parse a --cpu argument: "none", "auto" or FAMILY/MODEL[/STEPPING].
  *

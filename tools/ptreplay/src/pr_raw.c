@@ -720,7 +720,7 @@ int pr_raw_main(int argc, char *const *argv, const char *prog)
 
 	pr_opts_init(&opts);
 
-	status = pr_opts_parse(&opts, argc, argv, prog, stderr);
+	status = pr_opts_parse(&opts, argc, argv, prog, stdout, stderr);
 	if (status != pr_opts_decode) {
 		pr_opts_fini(&opts);
 		return status == pr_opts_done ? 0 : 1;
