@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfdata.c - package synthesised PT streams as a perf.data file
+ *
+ * Produces what "perf record -e intel_pt//u -- CMD" writes in file mode:
+ * two attrs (intel_pt, then the dummy tracking event), a data section with
+ * PERF_RECORD_AUXTRACE_INFO, the sideband (COMM, MMAP2, FORK, EXIT,
+ * ITRACE_START, SWITCH_CPU_WIDE) ordered by time, and one AUXTRACE record
+ * per stream followed by its trace bytes.  Formats follow
+ * tools/perf/Documentation/perf.data-file-format.txt and
+ * tools/perf/util/intel-pt.h / arch/x86/util/intel-pt.c of Linux 6.1.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ptsynth.h"
+
+#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
+#define PERF_RECORD_AUXTRACE_INFO	70
+#define PERF_RECORD_AUXTRACE		71
+#define PERF_AUXTRACE_INTEL_PT		1
+
+/* Positions in the intel_pt AUXTRACE_INFO private area (util/intel-pt.h) */
+enum {
+	INTEL_PT_PMU_TYPE,
+	INTEL_PT_TIME_SHIFT,
+	INTEL_PT_TIME_MULT,
+	INTEL_PT_TIME_ZERO,
+	INTEL_PT_CAP_USER_TIME_ZERO,
+	INTEL_PT_TSC_BIT,
+	INTEL_PT_NORETCOMP_BIT,
+	INTEL_PT_HAVE_SCHED_SWITCH,
+	INTEL_PT_SNAPSHOT_MODE,
+	INTEL_PT_PER_CPU_MMAPS,
+	INTEL_PT_MTC_BIT,
+	INTEL_PT_MTC_FREQ_BITS,
+	INTEL_PT_TSC_CTC_N,
+	INTEL_PT_TSC_CTC_D,
+	INTEL_PT_CYC_BIT,
+	INTEL_PT_MAX_NONTURBO_RATIO,
+	INTEL_PT_FILTER_STR_LEN,
+	INTEL_PT_AUXTRACE_PRIV_MAX,
+};
+
+/* intel_pt PMU format bits (/sys/bus/event_source/devices/intel_pt/format) */
+#define PT_CFG_PT		(1ULL << 0)
+#define PT_CFG_MTC		(1ULL << 9)
+#define PT_CFG_TSC		(1ULL << 10)
+#define PT_CFG_NORETCOMP	(1ULL << 11)
+#define PT_CFG_BRANCH		(1ULL << 13)
+#define PT_CFG_MTC_PERIOD	(0xfULL << 14)
+#define PT_CFG_CYC		(1ULL << 1)
+#define PT_CFG_PSB_SHIFT	24
+
+#define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+#define ID_PT		1
+#define ID_DUMMY	1000
+#define MAX_IDS		256
+
+struct file_section {
+	uint64_t offset, size;
+};
+
+struct file_header {
+	uint64_t magic;
+	uint64_t size;
+	uint64_t attr_size;
+	struct file_section attrs;
+	struct file_section data;
+	struct file_section event_types;
+	uint64_t adds_features[4];
+};
+
+struct file_attr {
+	struct perf_event_attr attr;
+	struct file_section ids;
+};
+
+/* sample_id_all trailer for SAMPLE_TYPE */
+struct sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+/* One event of the data section, kept for sorting by time. */
+struct pevent {
+	uint64_t time;
+	uint64_t seq;
+	size_t size;
+	uint8_t *data;		/* full record (header included) */
+	const struct ptbuf *aux;	/* AUXTRACE payload */
+};
+
+struct writer {
+	const struct gt_trace *gt;
+	const struct synth_result *res;
+	const struct perfdata_opts *o;
+	struct pevent *ev;
+	size_t nr_ev, cap_ev;
+	int cpu_of_pid;
+};
+
+uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc)
+{
+	uint64_t quot = tsc >> tc->time_shift;
+	uint64_t rem = tsc & ((1ULL << tc->time_shift) - 1);
+
+	return tc->time_zero + quot * tc->time_mult +
+	       ((rem * tc->time_mult) >> tc->time_shift);
+}
+
+static void *add_event(struct writer *w, uint32_t type, uint16_t misc,
+		       size_t body, uint64_t time)
+{
+	struct perf_event_header *h;
+	struct pevent *e;
+
+	if (w->nr_ev == w->cap_ev) {
+		size_t cap = w->cap_ev ? w->cap_ev * 2 : 256;
+
+		e = realloc(w->ev, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		w->ev = e;
+		w->cap_ev = cap;
+	}
+	e = &w->ev[w->nr_ev];
+	memset(e, 0, sizeof(*e));
+	e->size = (sizeof(*h) + body + 7) & ~(size_t)7;
+	e->data = calloc(1, e->size);
+	if (!e->data)
+		return NULL;
+	e->time = time;
+	e->seq = w->nr_ev++;
+	h = (void *)e->data;
+	h->type = type;
+	h->misc = misc;
+	h->size = e->size;
+	return h + 1;
+}
+
+static void fill_id(struct sample_id *s, int pid, int tid, uint64_t time,
+		    int cpu, uint64_t id)
+{
+	s->pid = pid;
+	s->tid = tid;
+	s->time = time;
+	s->cpu = cpu;
+	s->res = 0;
+	s->id = id;
+}
+
+static int cpu_of(struct writer *w, int tid)
+{
+	const struct synth_result *r = w->res;
+	int i;
+
+	if (!w->o->per_cpu)
+		return 0;
+	for (i = 0; i < (int)r->nr_switches; i++)
+		if (r->switches[i].tid == tid)
+			return r->switches[i].cpu;
+	return 0;
+}
+
+/* ---- sideband from the ground truth ---- */
+
+static int sb_comm(struct writer *w, const struct gt_comm *c, uint64_t t)
+{
+	size_t len = (strnlen(c->comm, 16) + 1 + 7) & ~7UL;
+	uint32_t *p = add_event(w, PERF_RECORD_COMM,
+				c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+				8 + len + sizeof(struct sample_id), t);
+
+	if (!p)
+		return -ENOMEM;
+	p[0] = c->h.pid;
+	p[1] = c->h.tid;
+	memcpy(p + 2, c->comm, strnlen(c->comm, 16));
+	fill_id((void *)((uint8_t *)(p + 2) + len), c->h.pid, c->h.tid, t,
+		cpu_of(w, c->h.tid), ID_DUMMY);
+	return 0;
+}
+
+static int sb_mmap(struct writer *w, const struct gt_mmap *m, uint64_t t)
+{
+	size_t nlen = strlen(m->name);
+	size_t len = (nlen + 1 + 7) & ~7UL;
+	const char *name = m->name;
+	struct {
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+	} *p;
+
+	if (!strcmp(name, "//anon"))
+		nlen = strlen(name);
+	p = add_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+		      sizeof(*p) + len + sizeof(struct sample_id), t);
+	if (!p)
+		return -ENOMEM;
+	p->pid = m->h.pid;
+	p->tid = m->h.pid;
+	p->start = m->start;
+	p->len = m->len;
+	p->pgoff = m->pgoff;
+	p->maj = m->maj;
+	p->min = m->min;
+	p->ino = m->ino;
+	p->prot = m->prot;
+	p->flags = MAP_PRIVATE;
+	memcpy(p + 1, name, nlen);
+	fill_id((void *)((uint8_t *)(p + 1) + len), m->h.pid, m->h.pid, t,
+		cpu_of(w, m->h.pid), ID_DUMMY);
+	return 0;
+}
+
+static int sb_task(struct writer *w, uint32_t type, int pid, int ppid,
+		   int tid, int ptid, uint64_t t)
+{
+	struct {
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		struct sample_id id;
+	} *p = add_event(w, type, 0, sizeof(*p), t);
+
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->ppid = ppid;
+	p->tid = tid;
+	p->ptid = ptid;
+	p->time = t;
+	fill_id(&p->id, pid, tid, t, cpu_of(w, tid), ID_DUMMY);
+	return 0;
+}
+
+static int sb_itrace_start(struct writer *w, int pid, int tid, uint64_t t)
+{
+	struct {
+		uint32_t pid, tid;
+		struct sample_id id;
+	} *p = add_event(w, PERF_RECORD_ITRACE_START, 0, sizeof(*p), t);
+
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->tid = tid;
+	fill_id(&p->id, pid, tid, t, cpu_of(w, tid), ID_PT);
+	return 0;
+}
+
+static int sb_switch(struct writer *w, const struct synth_switch *s)
+{
+	uint64_t t = tsc_to_perf_time(s->tsc, &w->gt->hdr.tc);
+	struct {
+		uint32_t next_prev_pid, next_prev_tid;
+		struct sample_id id;
+	} *p = add_event(w, PERF_RECORD_SWITCH_CPU_WIDE,
+			 s->out ? PERF_RECORD_MISC_SWITCH_OUT : 0,
+			 sizeof(*p), t);
+
+	if (!p)
+		return -ENOMEM;
+	p->next_prev_pid = s->next_prev_pid;
+	p->next_prev_tid = s->next_prev_tid;
+	fill_id(&p->id, s->pid, s->tid, t, s->cpu, ID_DUMMY);
+	return 0;
+}
+
+static int sideband(struct writer *w)
+{
+	const struct gt_trace *gt = w->gt;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < gt->nr_recs && !err; i++) {
+		const struct gt_rec *r = gt->recs[i];
+		uint64_t t = tsc_to_perf_time(r->tsc, &gt->hdr.tc);
+
+		switch (r->type) {
+		case GT_COMM:
+			err = sb_comm(w, (const void *)r, t);
+			break;
+		case GT_MMAP:
+			err = sb_mmap(w, (const void *)r, t);
+			break;
+		case GT_FORK:
+			err = sb_task(w, PERF_RECORD_FORK, r->pid,
+				      ((const struct gt_fork *)r)->ppid, r->tid,
+				      ((const struct gt_fork *)r)->ptid, t);
+			break;
+		case GT_EXIT:
+			err = sb_task(w, PERF_RECORD_EXIT, r->pid, r->pid,
+				      r->tid, r->tid, t);
+			break;
+		default:
+			break;
+		}
+	}
+	for (i = 0; i < w->res->nr_switches && !err; i++)
+		err = sb_switch(w, &w->res->switches[i]);
+	return err;
+}
+
+/* ---- AUX data ---- */
+
+static int aux_streams(struct writer *w)
+{
+	const struct synth_result *res = w->res;
+	const struct gt_timeconv *tc = &w->gt->hdr.tc;
+	int i, err;
+
+	for (i = 0; i < res->nr_streams; i++) {
+		const struct synth_stream *s = &res->streams[i];
+		uint64_t t = tsc_to_perf_time(s->first_tsc, tc);
+		struct perf_record_auxtrace_body {
+			uint64_t size, offset, reference;
+			uint32_t idx, tid, cpu, reserved;
+		} *p;
+
+		if (s->tid >= 0) {
+			err = sb_itrace_start(w, s->pid, s->tid, t);
+			if (err)
+				return err;
+		}
+		/* AUXTRACE records are not sorted: they follow the sideband */
+		p = add_event(w, PERF_RECORD_AUXTRACE, 0, sizeof(*p), UINT64_MAX);
+		if (!p)
+			return -ENOMEM;
+		p->size = (s->buf.len + 7) & ~7UL;
+		p->offset = 0;
+		p->reference = ((uint64_t)i << 32) | 1;
+		p->idx = s->idx;
+		p->tid = s->tid;
+		p->cpu = s->cpu;
+		w->ev[w->nr_ev - 1].aux = &s->buf;
+	}
+	return 0;
+}
+
+static int auxtrace_info(struct writer *w, FILE *f, uint64_t *written)
+{
+	const struct gt_timeconv *tc = &w->gt->hdr.tc;
+	uint64_t rec[2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1];
+	struct perf_event_header *h = (void *)rec;
+	uint64_t *priv = rec + 2;
+
+	memset(rec, 0, sizeof(rec));
+	h->type = PERF_RECORD_AUXTRACE_INFO;
+	h->size = sizeof(rec);
+	rec[1] = PERF_AUXTRACE_INTEL_PT;	/* type, reserved */
+	priv[INTEL_PT_PMU_TYPE] = w->o->pmu_type;
+	priv[INTEL_PT_TIME_SHIFT] = tc->time_shift;
+	priv[INTEL_PT_TIME_MULT] = tc->time_mult;
+	priv[INTEL_PT_TIME_ZERO] = tc->time_zero;
+	priv[INTEL_PT_CAP_USER_TIME_ZERO] = tc->cap_user_time_zero;
+	priv[INTEL_PT_TSC_BIT] = PT_CFG_TSC;
+	priv[INTEL_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	priv[INTEL_PT_HAVE_SCHED_SWITCH] = w->o->per_cpu ? 3 : 0;
+	priv[INTEL_PT_SNAPSHOT_MODE] = 0;
+	priv[INTEL_PT_PER_CPU_MMAPS] = w->o->per_cpu;
+	priv[INTEL_PT_MTC_BIT] = PT_CFG_MTC;
+	priv[INTEL_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
+	priv[INTEL_PT_TSC_CTC_N] = 0;
+	priv[INTEL_PT_TSC_CTC_D] = 0;
+	priv[INTEL_PT_CYC_BIT] = PT_CFG_CYC;
+	priv[INTEL_PT_MAX_NONTURBO_RATIO] = 0;
+	priv[INTEL_PT_FILTER_STR_LEN] = 0;
+	priv[INTEL_PT_AUXTRACE_PRIV_MAX] = 0;	/* cap_event_trace */
+	if (fwrite(rec, sizeof(rec), 1, f) != 1)
+		return -EIO;
+	*written += sizeof(rec);
+	return 0;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct pevent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t pt_config(const struct perfdata_opts *o)
+{
+	uint64_t cfg = PT_CFG_PT | PT_CFG_BRANCH | PT_CFG_TSC;
+	uint64_t p = o->psb_period, v = 0;
+
+	if (!o->retcomp)
+		cfg |= PT_CFG_NORETCOMP;
+	/* psb_period field: 2^(v+11) bytes */
+	while (p > 2048 && v < 15) {
+		p >>= 1;
+		v++;
+	}
+	return cfg | (v << PT_CFG_PSB_SHIFT);
+}
+
+static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
+{
+	struct perf_event_attr *pt = &a[0].attr, *dummy = &a[1].attr;
+
+	memset(a, 0, 2 * sizeof(*a));
+	pt->type = o->pmu_type;
+	pt->size = sizeof(*pt);
+	pt->config = pt_config(o);
+	pt->sample_period = 1;
+	pt->sample_type = SAMPLE_TYPE;
+	pt->disabled = 1;
+	pt->enable_on_exec = 1;
+	pt->exclude_kernel = 1;
+	pt->exclude_hv = 1;
+	pt->sample_id_all = 1;
+
+	dummy->type = PERF_TYPE_SOFTWARE;
+	dummy->config = PERF_COUNT_SW_DUMMY;
+	dummy->size = sizeof(*dummy);
+	dummy->sample_period = 1;
+	dummy->sample_type = SAMPLE_TYPE;
+	dummy->disabled = 1;
+	dummy->enable_on_exec = 1;
+	dummy->exclude_kernel = 1;
+	dummy->exclude_hv = 1;
+	dummy->mmap = 1;
+	dummy->mmap2 = 1;
+	dummy->comm = 1;
+	dummy->comm_exec = 1;
+	dummy->task = 1;
+	dummy->sample_id_all = 1;
+	dummy->context_switch = o->per_cpu;
+}
+
+static const uint8_t zeros[8];
+
+static int write_data(struct writer *w, FILE *f, uint64_t *written)
+{
+	size_t i;
+	int err;
+
+	err = auxtrace_info(w, f, written);
+	if (err)
+		return err;
+	for (i = 0; i < w->nr_ev; i++) {
+		const struct pevent *e = &w->ev[i];
+
+		if (fwrite(e->data, e->size, 1, f) != 1)
+			return -EIO;
+		*written += e->size;
+		if (!e->aux)
+			continue;
+		if (e->aux->len && fwrite(e->aux->data, e->aux->len, 1, f) != 1)
+			return -EIO;
+		if ((e->aux->len & 7) &&
+		    fwrite(zeros, 8 - (e->aux->len & 7), 1, f) != 1)
+			return -EIO;
+		*written += (e->aux->len + 7) & ~7UL;
+	}
+	return 0;
+}
+
+static int write_file(struct writer *w, FILE *f)
+{
+	const struct perfdata_opts *o = w->o;
+	int nr_pt_ids = w->res->nr_streams ? w->res->nr_streams : 1;
+	struct file_header fh;
+	struct file_attr attrs[2];
+	uint64_t ids[MAX_IDS], dummy_id = ID_DUMMY, written = 0;
+	int i, err;
+
+	if (nr_pt_ids > MAX_IDS)
+		return -EINVAL;
+	for (i = 0; i < nr_pt_ids; i++)
+		ids[i] = ID_PT + i;
+	make_attrs(o, attrs);
+	memset(&fh, 0, sizeof(fh));
+	fh.magic = PERF_MAGIC;
+	fh.size = sizeof(fh);
+	fh.attr_size = sizeof(struct file_attr);
+	attrs[0].ids.offset = sizeof(fh);
+	attrs[0].ids.size = nr_pt_ids * sizeof(uint64_t);
+	attrs[1].ids.offset = attrs[0].ids.offset + attrs[0].ids.size;
+	attrs[1].ids.size = sizeof(uint64_t);
+	fh.attrs.offset = attrs[1].ids.offset + attrs[1].ids.size;
+	fh.attrs.size = sizeof(attrs);
+	fh.data.offset = fh.attrs.offset + fh.attrs.size;
+
+	if (fseek(f, fh.data.offset, SEEK_SET))
+		return -EIO;
+	err = write_data(w, f, &written);
+	if (err)
+		return err;
+	fh.data.size = written;
+	rewind(f);
+	if (fwrite(&fh, sizeof(fh), 1, f) != 1 ||
+	    fwrite(ids, sizeof(uint64_t), nr_pt_ids, f) != (size_t)nr_pt_ids ||
+	    fwrite(&dummy_id, sizeof(dummy_id), 1, f) != 1 ||
+	    fwrite(attrs, sizeof(attrs), 1, f) != 1)
+		return -EIO;
+	return 0;
+}
+
+int perfdata_write(const struct gt_trace *gt, const struct synth_result *res,
+		   const struct perfdata_opts *o)
+{
+	struct writer w = { .gt = gt, .res = res, .o = o };
+	FILE *f;
+	size_t i;
+	int err;
+
+	err = sideband(&w);
+	if (!err)
+		err = aux_streams(&w);
+	if (err)
+		goto out;
+	qsort(w.ev, w.nr_ev, sizeof(*w.ev), cmp_event);
+	f = fopen(o->path, "w");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	err = write_file(&w, f);
+	if (fclose(f) && !err)
+		err = -EIO;
+out:
+	for (i = 0; i < w.nr_ev; i++)
+		free(w.ev[i].data);
+	free(w.ev);
+	return err;
+}

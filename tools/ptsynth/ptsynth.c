@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ptsynth - hardware-free Intel PT ground truth
+ *
+ *   ptsynth record [options] -- CMD ARGS   trace + synth + perf.data
+ *   ptsynth trace -g FILE.gt -- CMD ARGS   ground truth only
+ *   ptsynth synth [options] -g FILE.gt     packets + perf.data from GT
+ *   ptsynth check [options] -g FILE.gt     decode with libipt, compare
+ *   ptsynth dump -g FILE.gt [--insns]      print the ground truth
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "ptcheck.h"
+#include "ptsynth.h"
+
+struct cli {
+	const char *output;
+	const char *gt_path;
+	const char *raw_dir;
+	struct synth_opts so;
+	uint32_t pmu_type;
+	uint64_t max_insns;
+	bool insns_only;
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: ptsynth record [-o perf.data] [-g FILE.gt] [options] -- CMD [ARGS]\n"
+"       ptsynth trace -g FILE.gt [--max-insns N] -- CMD [ARGS]\n"
+"       ptsynth synth -g FILE.gt [-o perf.data] [options]\n"
+"       ptsynth check -g FILE.gt [options]\n"
+"       ptsynth dump -g FILE.gt [--insns]\n"
+"options:\n"
+"  --per-cpu          per-CPU AUX buffers (+ context switch sideband)\n"
+"  --cpus N           CPUs for --per-cpu (threads assigned round robin)\n"
+"  --psb-period N     bytes between PSB+ (default 4096, 0: only at start)\n"
+"  --ovf-at N         inject an OVF before insn N of each stream\n"
+"  --ovf-len N        instructions whose packets the OVF loses (default 32)\n"
+"  --retcomp          return compression (default off, as perf noretcomp)\n"
+"  --long-tnt         use TNT-64 packets\n"
+"  --pmu-type N       intel_pt PMU type number in perf.data (default 8)\n"
+"  --raw-dir DIR      also write each stream as DIR/stream-IDX.pt\n"
+"  --max-insns N      kill the traced program after N instructions\n");
+}
+
+enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
+	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "gt", required_argument, NULL, 'g' },
+	{ "per-cpu", no_argument, NULL, OPT_PER_CPU },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "psb-period", required_argument, NULL, OPT_PSB },
+	{ "ovf-at", required_argument, NULL, OPT_OVF_AT },
+	{ "ovf-len", required_argument, NULL, OPT_OVF_LEN },
+	{ "retcomp", no_argument, NULL, OPT_RETCOMP },
+	{ "long-tnt", no_argument, NULL, OPT_LONG_TNT },
+	{ "pmu-type", required_argument, NULL, OPT_PMU },
+	{ "raw-dir", required_argument, NULL, OPT_RAW },
+	{ "max-insns", required_argument, NULL, OPT_MAX },
+	{ "insns", no_argument, NULL, OPT_INSNS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	int opt;
+
+	synth_opts_default(&c->so);
+	c->pmu_type = 8;
+	while ((opt = getopt_long(argc, argv, "+o:g:vh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': c->output = optarg; break;
+		case 'g': c->gt_path = optarg; break;
+		case 'v': c->so.verbose = true; break;
+		case OPT_PER_CPU: c->so.per_cpu = true; break;
+		case OPT_CPUS: c->so.nr_cpus = atoi(optarg); break;
+		case OPT_PSB: c->so.psb_period = strtoull(optarg, NULL, 0); break;
+		case OPT_OVF_AT: c->so.ovf_at = strtoll(optarg, NULL, 0); break;
+		case OPT_OVF_LEN: c->so.ovf_len = strtoull(optarg, NULL, 0); break;
+		case OPT_RETCOMP: c->so.retcomp = true; break;
+		case OPT_LONG_TNT: c->so.long_tnt = true; break;
+		case OPT_PMU: c->pmu_type = strtoul(optarg, NULL, 0); break;
+		case OPT_RAW: c->raw_dir = optarg; break;
+		case OPT_MAX: c->max_insns = strtoull(optarg, NULL, 0); break;
+		case OPT_INSNS: c->insns_only = true; break;
+		default:
+			usage();
+			return -1;
+		}
+	}
+	if (c->so.nr_cpus < 1)
+		c->so.nr_cpus = 1;
+	return optind;
+}
+
+static int write_raw(const struct cli *c, const struct synth_result *res)
+{
+	char path[4096];
+	int i;
+
+	for (i = 0; i < res->nr_streams; i++) {
+		const struct synth_stream *s = &res->streams[i];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/stream-%d.pt", c->raw_dir, i);
+		f = fopen(path, "w");
+		if (!f || (s->buf.len &&
+			   fwrite(s->buf.data, s->buf.len, 1, f) != 1)) {
+			fprintf(stderr, "ptsynth: cannot write %s\n", path);
+			if (f)
+				fclose(f);
+			return -1;
+		}
+		fclose(f);
+		printf("stream %d cpu %d tid %d bytes %zu file %s\n", i, s->cpu,
+		       s->tid, s->buf.len, path);
+	}
+	return 0;
+}
+
+static int do_synth(const struct cli *c, const struct gt_trace *gt)
+{
+	struct perfdata_opts po = {
+		.path = c->output ? c->output : "perf.data",
+		.pmu_type = c->pmu_type,
+		.per_cpu = c->so.per_cpu,
+		.retcomp = c->so.retcomp,
+		.psb_period = c->so.psb_period,
+	};
+	struct synth_result res;
+	int err;
+
+	err = synth_run(gt, &c->so, &res);
+	if (err) {
+		fprintf(stderr, "ptsynth: synthesis failed (%d)\n", err);
+		goto out;
+	}
+	fprintf(stderr, "ptsynth: %llu insns, %llu packets, %llu PSB, %d stream(s)\n",
+		(unsigned long long)res.nr_insns,
+		(unsigned long long)res.nr_packets,
+		(unsigned long long)res.nr_psb, res.nr_streams);
+	if (c->raw_dir && write_raw(c, &res)) {
+		err = -1;
+		goto out;
+	}
+	err = perfdata_write(gt, &res, &po);
+	if (err)
+		fprintf(stderr, "ptsynth: cannot write %s: %s\n", po.path,
+			strerror(-err));
+out:
+	synth_result_free(&res);
+	return err ? 1 : 0;
+}
+
+static int load_gt(const char *path, struct gt_trace *gt)
+{
+	int err;
+
+	if (!path) {
+		fprintf(stderr, "ptsynth: no ground truth file (-g)\n");
+		return -1;
+	}
+	err = gt_load(gt, path);
+	if (err)
+		fprintf(stderr, "ptsynth: cannot load %s: %s\n", path,
+			strerror(-err));
+	return err;
+}
+
+static int cmd_trace(struct cli *c, int argc, char **argv, bool synth)
+{
+	char def_gt[4096];
+	struct gt_trace gt;
+	int status = 0, ret;
+
+	if (argc < 1) {
+		usage();
+		return 2;
+	}
+	if (!c->gt_path) {
+		if (!synth) {
+			usage();
+			return 2;
+		}
+		snprintf(def_gt, sizeof(def_gt), "%s.gt",
+			 c->output ? c->output : "perf.data");
+		c->gt_path = def_gt;
+	}
+	if (trace_program(c->gt_path, argv, c->max_insns, &status))
+		return 1;
+	fprintf(stderr, "ptsynth: program exit status %d\n", status);
+	if (!synth)
+		return 0;
+	if (load_gt(c->gt_path, &gt))
+		return 1;
+	ret = do_synth(c, &gt);
+	gt_free(&gt);
+	return ret;
+}
+
+static int check_stream(const struct gt_trace *gt,
+			const struct synth_stream *s, const struct cli *c)
+{
+	struct ptcheck_flow truth, dec;
+	size_t gap_end;
+	int ret;
+
+	if (ptcheck_truth(gt, s->tid, &truth) ||
+	    ptcheck_decode(gt, s->buf.data, s->buf.len, &dec, c->so.verbose))
+		return -1;
+	ret = ptcheck_compare(&truth, &dec, &gap_end);
+	printf("stream %d tid %d: truth %zu insns, libipt %zu insns, %u overflow(s), %u error(s)",
+	       s->idx, s->tid, truth.nr, dec.nr, dec.nr_ovf, dec.nr_errors);
+	if (dec.nr_ovf)
+		printf(", lost [%zu, %zu)", dec.ovf_pos, gap_end);
+	printf(": %s\n", ret ? "MISMATCH" : "match");
+	ptcheck_flow_free(&truth);
+	ptcheck_flow_free(&dec);
+	return ret;
+}
+
+static int cmd_check(struct cli *c)
+{
+	struct synth_result res;
+	struct gt_trace gt;
+	int i, bad = 0;
+
+	if (c->so.per_cpu) {
+		fprintf(stderr, "ptsynth: check works on per-thread streams\n");
+		return 2;
+	}
+	if (load_gt(c->gt_path, &gt))
+		return 1;
+	if (synth_run(&gt, &c->so, &res)) {
+		gt_free(&gt);
+		return 1;
+	}
+	for (i = 0; i < res.nr_streams; i++)
+		if (check_stream(&gt, &res.streams[i], c))
+			bad++;
+	synth_result_free(&res);
+	gt_free(&gt);
+	return bad ? 1 : 0;
+}
+
+static void dump_rec(const struct gt_rec *r)
+{
+	const struct gt_insn *in = (const void *)r;
+	const struct gt_mmap *m = (const void *)r;
+	int i;
+
+	printf("%s tid %u tsc %llu", gt_type_name(r->type), r->tid,
+	       (unsigned long long)r->tsc);
+	switch (r->type) {
+	case GT_INSN:
+		printf(" ip %#llx len %u bytes", (unsigned long long)in->ip,
+		       in->len);
+		for (i = 0; i < in->len; i++)
+			printf(" %02x", in->bytes[i]);
+		break;
+	case GT_MMAP:
+		printf(" %#llx-%#llx pgoff %#llx prot %u %s",
+		       (unsigned long long)m->start,
+		       (unsigned long long)(m->start + m->len),
+		       (unsigned long long)m->pgoff, m->prot, m->name);
+		break;
+	case GT_SYSCALL:
+		printf(" nr %llu",
+		       (unsigned long long)((const struct gt_syscall *)r)->nr);
+		break;
+	case GT_SIGNAL:
+		printf(" sig %u resume %#llx",
+		       ((const struct gt_signal *)r)->signo,
+		       (unsigned long long)((const struct gt_signal *)r)->resume_ip);
+		break;
+	case GT_COMM:
+		printf(" %.16s", ((const struct gt_comm *)r)->comm);
+		break;
+	case GT_CODE:
+		printf(" %#llx len %llu",
+		       (unsigned long long)((const struct gt_code *)r)->addr,
+		       (unsigned long long)((const struct gt_code *)r)->len);
+		break;
+	default:
+		break;
+	}
+	printf("\n");
+}
+
+static int cmd_dump(struct cli *c)
+{
+	struct gt_trace gt;
+	size_t i;
+
+	if (load_gt(c->gt_path, &gt))
+		return 1;
+	for (i = 0; i < gt.nr_recs; i++) {
+		const struct gt_rec *r = gt.recs[i];
+
+		if (!c->insns_only)
+			dump_rec(r);
+		else if (r->type == GT_INSN)
+			printf("%u %llx\n", r->tid, (unsigned long long)
+			       ((const struct gt_insn *)r)->ip);
+	}
+	gt_free(&gt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { 0 };
+	const char *cmd;
+	struct gt_trace gt;
+	int idx, ret;
+
+	if (argc < 2) {
+		usage();
+		return 2;
+	}
+	cmd = argv[1];
+	idx = parse_args(&c, argc - 1, argv + 1);
+	if (idx < 0)
+		return 2;
+	argc -= idx + 1;
+	argv += idx + 1;
+	if (!strcmp(cmd, "record"))
+		ret = cmd_trace(&c, argc, argv, true);
+	else if (!strcmp(cmd, "trace"))
+		ret = cmd_trace(&c, argc, argv, false);
+	else if (!strcmp(cmd, "synth")) {
+		if (load_gt(c.gt_path, &gt))
+			return 1;
+		ret = do_synth(&c, &gt);
+		gt_free(&gt);
+	} else if (!strcmp(cmd, "check"))
+		ret = cmd_check(&c);
+	else if (!strcmp(cmd, "dump"))
+		ret = cmd_dump(&c);
+	else {
+		usage();
+		ret = 2;
+	}
+	classify_exit();
+	return ret;
+}

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * synth.c - turn a ground-truth execution into Intel PT packet streams
+ *
+ * Model (see README.rst): user-only tracing (CPL filter), TraceEn set at
+ * exec.  Conditional branches produce TNT bits, indirect branches and
+ * returns TIP, far transfers (syscall, int...) TIP.PGD with the IP
+ * suppressed, re-entry to user space TIP.PGE, asynchronous events (signal
+ * delivery, preemption) FUP + TIP.PGD.  PSB+ is inserted every
+ * psb_period bytes at the next instruction boundary.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "ptsynth.h"
+
+#define RETSTACK_MAX	64
+#define TNT8_MAX	6
+#define TNT64_MAX	47
+#define MAX_STREAMS	256
+#define MAX_THREADS	1024
+
+struct stream_state {
+	struct synth_stream *out;
+	struct pktenc *pe;
+	const struct synth_opts *o;
+	struct synth_result *res;
+	bool trace_en;		/* TraceEn: initial PSB+ emitted */
+	bool enabled;		/* PacketEn: user mode, packets flowing */
+	bool lost;		/* inside the OVF window: packets dropped */
+	uint64_t last_ip;
+	uint64_t tnt;
+	int tnt_n;
+	size_t psb_mark;	/* buffer length at the last PSB */
+	uint64_t retstack[RETSTACK_MAX];
+	int ret_n;
+	uint64_t nr_insn;
+	uint64_t tsc;
+	int cur_tid;		/* per-cpu: thread currently running */
+	int err;
+};
+
+struct thread_state {
+	int tid, pid;
+	struct stream_state *s;
+	bool pending;		/* insn executed, outcome not yet emitted */
+	uint64_t ip;
+	struct insn_info info;
+	bool exited;
+};
+
+struct synth {
+	const struct gt_trace *gt;
+	const struct synth_opts *o;
+	struct synth_result *res;
+	struct stream_state *ss;
+	int nr_ss;
+	struct thread_state *ts;
+	int nr_ts;
+	size_t cur_rec;
+};
+
+void synth_opts_default(struct synth_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->psb_period = 4096;
+	o->nr_cpus = 1;
+	o->ovf_at = -1;
+	o->ovf_len = 32;
+}
+
+/* ---- packet emission ---- */
+
+static void emit(struct stream_state *s, struct pt_packet *p)
+{
+	int n;
+
+	if (s->lost || s->err)
+		return;
+	n = pktenc_put(s->pe, p);
+	if (n < 0) {
+		fprintf(stderr, "ptsynth: encoder error: %s\n",
+			pt_errstr(pt_errcode(n)));
+		s->err = n;
+		return;
+	}
+	s->res->nr_packets++;
+}
+
+static void tnt_flush(struct stream_state *s)
+{
+	struct pt_packet p;
+
+	if (!s->tnt_n)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = s->tnt_n > TNT8_MAX ? ppt_tnt_64 : ppt_tnt_8;
+	p.payload.tnt.bit_size = s->tnt_n;
+	p.payload.tnt.payload = s->tnt;
+	emit(s, &p);
+	s->tnt = 0;
+	s->tnt_n = 0;
+}
+
+static void tnt_add(struct stream_state *s, bool taken)
+{
+	int max = s->o->long_tnt ? TNT64_MAX : TNT8_MAX;
+
+	s->tnt = (s->tnt << 1) | taken;
+	if (++s->tnt_n == max)
+		tnt_flush(s);
+}
+
+static void emit_ip(struct stream_state *s, enum pt_packet_type type,
+		    uint64_t ip)
+{
+	struct pt_packet p;
+
+	tnt_flush(s);
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.payload.ip.ipc = ipc_choose(s->last_ip, ip);
+	p.payload.ip.ip = ip;
+	emit(s, &p);
+	s->last_ip = ip;
+}
+
+static void emit_simple(struct stream_state *s, enum pt_packet_type type)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	emit(s, &p);
+}
+
+static void emit_tsc(struct stream_state *s)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = s->tsc & ((1ULL << 56) - 1);
+	emit(s, &p);
+}
+
+static void emit_mode_exec(struct stream_state *s)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	emit(s, &p);
+}
+
+static void emit_pgd(struct stream_state *s)
+{
+	struct pt_packet p;
+
+	tnt_flush(s);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tip_pgd;
+	p.payload.ip.ipc = pt_ipc_suppressed;
+	emit(s, &p);
+	s->enabled = false;
+}
+
+static void emit_pge(struct stream_state *s, uint64_t ip)
+{
+	tnt_flush(s);
+	emit_mode_exec(s);
+	emit_ip(s, ppt_tip_pge, ip);
+	s->enabled = true;
+}
+
+/* PSB+: PSB, TSC, MODE.Exec and FUP when packets are enabled, PSBEND. */
+static void emit_psb_plus(struct stream_state *s, uint64_t ip)
+{
+	tnt_flush(s);
+	emit_simple(s, ppt_psb);
+	emit_tsc(s);
+	s->last_ip = 0;
+	s->ret_n = 0;
+	if (s->enabled) {
+		emit_mode_exec(s);
+		emit_ip(s, ppt_fup, ip);
+	}
+	emit_simple(s, ppt_psbend);
+	s->psb_mark = s->out->buf.len;
+	s->res->nr_psb++;
+}
+
+/* ---- instruction flow ---- */
+
+static void ret_push(struct stream_state *s, uint64_t ip)
+{
+	if (s->ret_n == RETSTACK_MAX) {
+		memmove(s->retstack, s->retstack + 1,
+			(RETSTACK_MAX - 1) * sizeof(s->retstack[0]));
+		s->ret_n--;
+	}
+	s->retstack[s->ret_n++] = ip;
+}
+
+static void resolve_ret(struct stream_state *s, uint64_t next_ip)
+{
+	if (s->o->retcomp && s->ret_n &&
+	    s->retstack[s->ret_n - 1] == next_ip) {
+		s->ret_n--;
+		tnt_add(s, true);
+		return;
+	}
+	/* conservative: never compress against a stack we may not share */
+	s->ret_n = 0;
+	emit_ip(s, ppt_tip, next_ip);
+}
+
+/* Emit what the pending instruction of @th tells a decoder. */
+static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
+{
+	struct stream_state *s = th->s;
+	const struct insn_info *in = &th->info;
+	uint64_t fall = th->ip + in->len;
+
+	if (!th->pending)
+		return;
+	th->pending = false;
+	switch (in->cls) {
+	case IC_JCC:
+		if (known && next_ip != fall && next_ip != in->target)
+			fprintf(stderr, "ptsynth: warning: jcc at %#lx went to %#lx\n",
+				(unsigned long)th->ip, (unsigned long)next_ip);
+		tnt_add(s, known && next_ip != fall);
+		break;
+	case IC_CALL:
+		ret_push(s, fall);
+		break;
+	case IC_CALL_IND:
+		ret_push(s, fall);
+		/* fall through */
+	case IC_JMP_IND:
+		if (known)
+			emit_ip(s, ppt_tip, next_ip);
+		break;
+	case IC_RET:
+		if (known)
+			resolve_ret(s, next_ip);
+		break;
+	case IC_FAR:
+		emit_pgd(s);
+		break;
+	default:
+		break;
+	}
+}
+
+static void ovf_boundary(struct stream_state *s, uint64_t ip)
+{
+	const struct synth_opts *o = s->o;
+	int64_t idx = s->nr_insn;
+
+	if (o->ovf_at < 0)
+		return;
+	if (idx == o->ovf_at) {
+		tnt_flush(s);
+		s->lost = true;
+	}
+	if (s->lost && idx == o->ovf_at + (int64_t)o->ovf_len) {
+		s->lost = false;
+		s->tnt = 0;
+		s->tnt_n = 0;
+		s->ret_n = 0;
+		emit_simple(s, ppt_ovf);
+		s->last_ip = 0;
+		if (s->enabled)
+			emit_ip(s, ppt_fup, ip);
+		s->res->ovf_done = true;
+		s->res->ovf_resume_idx = idx;
+	}
+}
+
+static void stream_begin(struct stream_state *s, uint64_t tsc)
+{
+	s->tsc = tsc;
+	if (!s->trace_en) {
+		s->out->first_tsc = tsc;
+		emit_psb_plus(s, 0);
+		s->trace_en = true;
+	}
+}
+
+static void thread_insn(struct thread_state *th, uint64_t ip,
+			const struct insn_info *info, uint64_t tsc)
+{
+	struct stream_state *s = th->s;
+	const struct synth_opts *o = s->o;
+
+	resolve(th, ip, true);
+	stream_begin(s, tsc);
+	ovf_boundary(s, ip);
+	if (!s->enabled)
+		emit_pge(s, ip);
+	else if (o->psb_period && s->out->buf.len - s->psb_mark >= o->psb_period)
+		emit_psb_plus(s, ip);
+	th->pending = true;
+	th->ip = ip;
+	th->info = *info;
+	s->nr_insn++;
+	s->out->last_tsc = tsc;
+	s->res->nr_insns++;
+}
+
+/* Asynchronous exit from user mode (signal, preemption): FUP + TIP.PGD. */
+static void thread_async(struct thread_state *th, uint64_t resume_ip,
+			 uint64_t tsc)
+{
+	struct stream_state *s = th->s;
+
+	resolve(th, resume_ip, true);
+	s->tsc = tsc;
+	if (s->enabled) {
+		emit_ip(s, ppt_fup, resume_ip);
+		emit_pgd(s);
+	}
+}
+
+static void thread_end(struct thread_state *th)
+{
+	struct stream_state *s = th->s;
+
+	if (th->exited)
+		return;
+	th->exited = true;
+	if (th->pending && th->info.cls != IC_FAR) {
+		/* killed: we cannot know where it would have gone */
+		fprintf(stderr, "ptsynth: warning: thread %d ended after a non-far insn at %#lx\n",
+			th->tid, (unsigned long)th->ip);
+		th->pending = false;
+		if (s->enabled) {
+			emit_ip(s, ppt_fup, th->ip + th->info.len);
+			emit_pgd(s);
+		}
+		return;
+	}
+	resolve(th, 0, false);
+}
+
+/* ---- driver ---- */
+
+static struct thread_state *get_thread(struct synth *sy, int pid, int tid)
+{
+	struct thread_state *th;
+	int i;
+
+	for (i = 0; i < sy->nr_ts; i++)
+		if (sy->ts[i].tid == tid)
+			return &sy->ts[i];
+	if (sy->nr_ts == MAX_THREADS) {
+		fprintf(stderr, "ptsynth: too many threads\n");
+		return NULL;
+	}
+	th = &sy->ts[sy->nr_ts++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->pid = pid;
+	return th;
+}
+
+static int new_stream(struct synth *sy, int cpu, int pid, int tid)
+{
+	struct synth_result *res = sy->res;
+	struct stream_state *ss;
+	struct synth_stream *st;
+
+	if (res->nr_streams == MAX_STREAMS) {
+		fprintf(stderr, "ptsynth: too many streams\n");
+		return -ENOSPC;
+	}
+	st = &res->streams[res->nr_streams];
+	memset(st, 0, sizeof(*st));
+	st->idx = res->nr_streams;
+	st->cpu = cpu;
+	st->pid = pid;
+	st->tid = tid;
+	res->nr_streams++;
+	ss = &sy->ss[sy->nr_ss++];
+	memset(ss, 0, sizeof(*ss));
+	ss->out = st;
+	ss->o = sy->o;
+	ss->res = res;
+	ss->cur_tid = -1;
+	ss->pe = pktenc_new(&st->buf);
+	if (!ss->pe)
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_switch(struct synth *sy, struct stream_state *s, bool out,
+		      struct thread_state *th, struct thread_state *other,
+		      uint64_t tsc)
+{
+	struct synth_result *res = sy->res;
+	struct synth_switch *sw;
+
+	sw = realloc(res->switches, (res->nr_switches + 1) * sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	res->switches = sw;
+	sw = &sw[res->nr_switches++];
+	sw->tsc = tsc;
+	sw->cpu = s->out->cpu;
+	sw->out = out;
+	sw->pid = th->pid;
+	sw->tid = th->tid;
+	sw->next_prev_pid = other ? other->pid : -1;
+	sw->next_prev_tid = other ? other->tid : -1;
+	return 0;
+}
+
+/* IP at which @tid resumes after record @from, for a switch out. */
+static bool next_ip_of(struct synth *sy, int tid, uint64_t *ip)
+{
+	size_t i;
+
+	for (i = sy->cur_rec; i < sy->gt->nr_recs; i++) {
+		const struct gt_rec *r = sy->gt->recs[i];
+
+		if ((int)r->tid != tid)
+			continue;
+		if (r->type == GT_INSN) {
+			*ip = ((const struct gt_insn *)r)->ip;
+			return true;
+		}
+		if (r->type == GT_SIGNAL) {
+			*ip = ((const struct gt_signal *)r)->resume_ip;
+			return true;
+		}
+		if (r->type == GT_EXIT)
+			return false;
+	}
+	return false;
+}
+
+static struct thread_state *find_ts(struct synth *sy, int tid)
+{
+	int i;
+
+	for (i = 0; i < sy->nr_ts; i++)
+		if (sy->ts[i].tid == tid)
+			return &sy->ts[i];
+	return NULL;
+}
+
+/* per-cpu: @th is about to run on @s; switch the previous thread out. */
+static int cpu_switch(struct synth *sy, struct stream_state *s,
+		      struct thread_state *th, uint64_t tsc)
+{
+	struct thread_state *prev = find_ts(sy, s->cur_tid);
+	uint64_t ip;
+
+	if (s->cur_tid == th->tid)
+		return 0;
+	if (prev) {
+		if (!prev->exited && next_ip_of(sy, prev->tid, &ip))
+			thread_async(prev, ip, prev->s->tsc);
+		else
+			thread_end(prev);
+		if (add_switch(sy, s, true, prev, th, tsc))
+			return -ENOMEM;
+	}
+	if (add_switch(sy, s, false, th, prev, tsc))
+		return -ENOMEM;
+	s->cur_tid = th->tid;
+	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
+	s->tsc = tsc;
+	if (s->trace_en)
+		emit_tsc(s);
+	return 0;
+}
+
+static int attach_stream(struct synth *sy, struct thread_state *th)
+{
+	const struct synth_opts *o = sy->o;
+	int cpu, err;
+
+	if (th->s)
+		return 0;
+	if (o->per_cpu) {
+		cpu = (sy->nr_ts - 1) % (o->nr_cpus > 0 ? o->nr_cpus : 1);
+		while (sy->res->nr_streams <= cpu) {
+			err = new_stream(sy, sy->res->nr_streams, -1, -1);
+			if (err)
+				return err;
+		}
+	} else {
+		err = new_stream(sy, -1, th->pid, th->tid);
+		if (err)
+			return err;
+		cpu = sy->res->nr_streams - 1;
+	}
+	th->s = &sy->ss[cpu];
+	return 0;
+}
+
+static int do_insn(struct synth *sy, const struct gt_insn *r)
+{
+	struct thread_state *th = get_thread(sy, r->h.pid, r->h.tid);
+	struct insn_info info;
+	int err;
+
+	if (!th)
+		return -ENOMEM;
+	err = attach_stream(sy, th);
+	if (err)
+		return err;
+	if (classify(r->bytes, r->len ? r->len : GT_MAX_INSN, r->ip, &info) &&
+	    classify_fallback(r->bytes, GT_MAX_INSN, r->len, &info)) {
+		fprintf(stderr, "ptsynth: undecodable insn at %#lx\n",
+			(unsigned long)r->ip);
+		return -EINVAL;
+	}
+	if (sy->o->per_cpu) {
+		err = cpu_switch(sy, th->s, th, r->h.tsc);
+		if (err)
+			return err;
+	}
+	thread_insn(th, r->ip, &info, r->h.tsc);
+	return th->s->err;
+}
+
+static int do_record(struct synth *sy, const struct gt_rec *r)
+{
+	struct thread_state *th;
+
+	switch (r->type) {
+	case GT_INSN:
+		return do_insn(sy, (const struct gt_insn *)r);
+	case GT_SIGNAL:
+		th = find_ts(sy, r->tid);
+		if (th && th->s && (!sy->o->per_cpu || th->s->cur_tid == th->tid))
+			thread_async(th, ((const struct gt_signal *)r)->resume_ip,
+				     r->tsc);
+		return 0;
+	case GT_EXIT:
+		th = find_ts(sy, r->tid);
+		if (th && th->s)
+			thread_end(th);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
+	      struct synth_result *res)
+{
+	struct synth sy;
+	int err = 0, i;
+
+	memset(res, 0, sizeof(*res));
+	memset(&sy, 0, sizeof(sy));
+	sy.gt = gt;
+	sy.o = o;
+	sy.res = res;
+	res->streams = calloc(MAX_STREAMS, sizeof(*res->streams));
+	sy.ss = calloc(MAX_STREAMS, sizeof(*sy.ss));
+	sy.ts = calloc(MAX_THREADS, sizeof(*sy.ts));
+	if (!res->streams || !sy.ss || !sy.ts || classify_init()) {
+		free(sy.ss);
+		free(sy.ts);
+		return -ENOMEM;
+	}
+	for (sy.cur_rec = 0; sy.cur_rec < gt->nr_recs && !err; sy.cur_rec++)
+		err = do_record(&sy, gt->recs[sy.cur_rec]);
+	for (i = 0; i < sy.nr_ts && !err; i++)
+		if (sy.ts[i].s)
+			thread_end(&sy.ts[i]);
+	for (i = 0; i < sy.nr_ss && !err; i++) {
+		tnt_flush(&sy.ss[i]);
+		err = sy.ss[i].err;
+	}
+	for (i = 0; i < sy.nr_ss; i++)
+		pktenc_free(sy.ss[i].pe);
+	free(sy.ss);
+	free(sy.ts);
+	return err;
+}
+
+void synth_result_free(struct synth_result *res)
+{
+	int i;
+
+	for (i = 0; i < res->nr_streams; i++)
+		free(res->streams[i].buf.data);
+	free(res->streams);
+	free(res->switches);
+	memset(res, 0, sizeof(*res));
+}
