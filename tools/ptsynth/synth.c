@@ -462,19 +462,22 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 		      struct thread_state *th, uint64_t tsc)
 {
 	struct thread_state *prev = find_ts(sy, s->cur_tid);
-	uint64_t ip;
+	uint64_t ip, sw_tsc;
 
 	if (s->cur_tid == th->tid)
 		return 0;
+	/* the switch happens between the two threads' instructions */
+	sw_tsc = s->out->last_tsc && s->out->last_tsc < tsc ?
+		 s->out->last_tsc + (tsc - s->out->last_tsc) / 2 : tsc - 1;
 	if (prev) {
 		if (!prev->exited && next_ip_of(sy, prev->tid, &ip))
 			thread_async(prev, ip, prev->s->tsc);
 		else
 			thread_end(prev);
-		if (add_switch(sy, s, true, prev, th, tsc))
+		if (add_switch(sy, s, true, prev, th, sw_tsc))
 			return -ENOMEM;
 	}
-	if (add_switch(sy, s, false, th, prev, tsc))
+	if (add_switch(sy, s, false, th, prev, sw_tsc))
 		return -ENOMEM;
 	s->cur_tid = th->tid;
 	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
