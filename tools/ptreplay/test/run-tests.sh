@@ -17,6 +17,11 @@ if [[ -z $ptt ]]; then
 	done
 fi
 
+# Make sanitizer reports (make check SAN=1) fail tests that accept exit
+# status 1 or 2.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=99:print_stacktrace=1}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 lines=()
