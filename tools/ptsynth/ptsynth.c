@@ -6,8 +6,10 @@
  *   ptsynth trace -g FILE.gt -- CMD ARGS   ground truth only
  *   ptsynth synth [options] -g FILE.gt     packets + perf.data from GT
  *   ptsynth check [options] -g FILE.gt     decode with libipt, compare
+ *   ptsynth cmpflow -g FILE.gt FLOW.txt    compare a decoded flow
  *   ptsynth dump -g FILE.gt [--insns]      print the ground truth
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -35,6 +37,7 @@ static void usage(void)
 "       ptsynth trace -g FILE.gt [--max-insns N] -- CMD [ARGS]\n"
 "       ptsynth synth -g FILE.gt [-o perf.data] [options]\n"
 "       ptsynth check -g FILE.gt [options]\n"
+"       ptsynth cmpflow -g FILE.gt FLOW.txt   (FLOW: perf script -F tid,ip)\n"
 "       ptsynth dump -g FILE.gt [--insns]\n"
 "options:\n"
 "  --per-cpu          per-CPU AUX buffers (+ context switch sideband)\n"
@@ -253,6 +256,94 @@ static int cmd_check(struct cli *c)
 	return bad ? 1 : 0;
 }
 
+/*
+ * Compare a decoded flow given as text ("TID IP" per instruction, as from
+ * perf script -F tid,ip; trace error lines mentioning an overflow mark an
+ * OVF for that thread) with the ground truth, thread by thread.
+ */
+static int cmpflow_tid(const struct gt_trace *gt, FILE *f, int tid)
+{
+	struct ptcheck_flow truth, dec = { .ovf_pos = (size_t)-1 };
+	char line[1024];
+	size_t gap_end;
+	int ret, t;
+	unsigned long ip;
+
+	if (ptcheck_truth(gt, tid, &truth))
+		return -1;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "tid ");
+
+		if (strstr(line, "error")) {
+			if (p && atoi(p + 4) == tid &&
+			    strcasestr(line, "overflow")) {
+				dec.nr_ovf++;
+				if (dec.ovf_pos == (size_t)-1)
+					dec.ovf_pos = dec.nr;
+			} else if (p && atoi(p + 4) == tid) {
+				dec.nr_errors++;
+			}
+			continue;
+		}
+		if (sscanf(line, "%d %lx", &t, &ip) != 2 || t != tid)
+			continue;
+		if (dec.nr == dec.cap) {
+			dec.cap = dec.cap ? 2 * dec.cap : 65536;
+			dec.ips = realloc(dec.ips, dec.cap * sizeof(*dec.ips));
+			if (!dec.ips)
+				return -1;
+		}
+		dec.ips[dec.nr++] = ip;
+	}
+	ret = ptcheck_compare(&truth, &dec, &gap_end);
+	printf("tid %d: truth %zu insns, decoded %zu insns, %u overflow(s), %u error(s)",
+	       tid, truth.nr, dec.nr, dec.nr_ovf, dec.nr_errors);
+	if (dec.nr_ovf)
+		printf(", lost [%zu, %zu)", dec.ovf_pos, gap_end);
+	printf(": %s\n", ret ? "MISMATCH" : "match");
+	ptcheck_flow_free(&truth);
+	ptcheck_flow_free(&dec);
+	return ret;
+}
+
+static int cmd_cmpflow(struct cli *c, int argc, char **argv)
+{
+	struct gt_trace gt;
+	int tids[1024], nr = 0, i, j, bad = 0;
+	FILE *f;
+
+	if (argc < 1) {
+		usage();
+		return 2;
+	}
+	f = fopen(argv[0], "r");
+	if (!f) {
+		perror(argv[0]);
+		return 1;
+	}
+	if (load_gt(c->gt_path, &gt)) {
+		fclose(f);
+		return 1;
+	}
+	for (i = 0; i < (int)gt.nr_recs && nr < 1024; i++) {
+		const struct gt_rec *r = gt.recs[i];
+
+		if (r->type != GT_INSN)
+			continue;
+		for (j = 0; j < nr && tids[j] != (int)r->tid; j++)
+			;
+		if (j == nr)
+			tids[nr++] = r->tid;
+	}
+	for (i = 0; i < nr; i++)
+		if (cmpflow_tid(&gt, f, tids[i]))
+			bad++;
+	fclose(f);
+	gt_free(&gt);
+	return bad ? 1 : 0;
+}
+
 static void dump_rec(const struct gt_rec *r)
 {
 	const struct gt_insn *in = (const void *)r;
@@ -345,6 +436,8 @@ int main(int argc, char **argv)
 		gt_free(&gt);
 	} else if (!strcmp(cmd, "check"))
 		ret = cmd_check(&c);
+	else if (!strcmp(cmd, "cmpflow"))
+		ret = cmd_cmpflow(&c, argc, argv);
 	else if (!strcmp(cmd, "dump"))
 		ret = cmd_dump(&c);
 	else {

@@ -183,6 +183,7 @@ static void emit_pge(struct stream_state *s, uint64_t ip)
 static void emit_psb_plus(struct stream_state *s, uint64_t ip)
 {
 	tnt_flush(s);
+	s->psb_mark = s->out->buf.len;	/* the period counts from PSB */
 	emit_simple(s, ppt_psb);
 	emit_tsc(s);
 	s->last_ip = 0;
@@ -192,7 +193,6 @@ static void emit_psb_plus(struct stream_state *s, uint64_t ip)
 		emit_ip(s, ppt_fup, ip);
 	}
 	emit_simple(s, ppt_psbend);
-	s->psb_mark = s->out->buf.len;
 	s->res->nr_psb++;
 }
 
