@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run all ptsynth tests, kselftest-style TAP on stdout.
+# usage: tests/run_tests.sh BUILD_DIR   (from tools/ptsynth, via make check)
+#
+# Every flow test compares a decoded instruction flow with the single-
+# stepped ground truth, instruction for instruction; nothing is compared
+# with a stored expected output.
+
+B=${1:-build}
+P=./ptsynth
+W=$(mktemp -d /tmp/ptsynth-check.XXXXXX)
+PTT=${PTT_CASES:-/work/shared/peer/libipt-ptt/cases}
+n=0
+failed=0
+
+trap 'rm -rf "$W"' EXIT
+
+tap() {		# tap STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=$((failed + 1))
+	fi
+}
+
+skip() {	# skip DESCRIPTION REASON
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+diag() {	# diag FILE: show a file as TAP diagnostics
+	[ -f "$1" ] && sed 's/^/# /' "$1"
+}
+
+find_perf() {
+	local p
+
+	for p in "${PERF:-}" perf /usr/bin/perf_6.1 /usr/bin/perf; do
+		[ -n "$p" ] || continue
+		if "$p" --version >/dev/null 2>&1; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# unit tests: their "ok"/"not ok" lines get numbered here
+run_unit() {
+	local out line status
+
+	out=$("$@" 2>"$W/unit.err")
+	status=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)		n=$((n + 1)); echo "ok $n ${line#ok }" ;;
+		"not ok "*)	n=$((n + 1)); failed=$((failed + 1))
+				echo "not ok $n ${line#not ok }" ;;
+		*)		echo "$line" ;;
+		esac
+	done <<< "$out"
+	if [ $status -ne 0 ] && ! grep -q "^not ok" <<< "$out"; then
+		tap 1 "unit: $1 exited with status $status"
+	fi
+}
+
+libipt_check() {	# libipt_check NAME DESC [SYNTH OPTS]
+	local name=$1 desc=$2
+	shift 2
+	$P check -g "$W/$name.data.gt" "$@" >"$W/check.out" 2>"$W/check.err"
+	local st=$?
+	diag "$W/check.out"
+	tap $st "$desc"
+}
+
+perf_check() {		# perf_check NAME PERFDATA DESC
+	local name=$1 data=$2 desc=$3
+
+	if [ -z "$PERFBIN" ]; then
+		skip "$desc" "no working perf binary"
+		return
+	fi
+	"$PERFBIN" script -i "$data" --itrace=i0nse -F tid,ip \
+		>"$W/perf.flow" 2>"$W/perf.err"
+	if [ $? -ne 0 ]; then
+		diag "$W/perf.err"
+		tap 1 "$desc"
+		return
+	fi
+	$P cmpflow -g "$W/$name.data.gt" "$W/perf.flow" >"$W/cmp.out" 2>&1
+	local st=$?
+	diag "$W/cmp.out"
+	tap $st "$desc"
+}
+
+synth() {		# synth NAME OUT [OPTS]
+	local name=$1 out=$2
+	shift 2
+	$P synth -g "$W/$name.data.gt" -o "$out" "$@" >/dev/null 2>"$W/synth.err"
+}
+
+echo "TAP version 13"
+PERFBIN=$(find_perf)
+echo "# perf: ${PERFBIN:-none} ($($PERFBIN --version 2>/dev/null))"
+
+for u in tnt ipc psb perfdata; do
+	run_unit "$B/tests/unit_$u"
+done
+run_unit "$B/tests/unit_pttroundtrip" "$PTT"
+
+declare -A what=(
+	[loop]="loop with conditional branches"
+	[indirect]="indirect-call/indirect-jump program"
+	[recursion]="recursion/return program"
+	[syscalls]="syscall program"
+	[signal]="signal-handler program"
+	[plt]="libc-through-PLT program"
+	[threads]="multi-threaded program"
+)
+
+for p in loop indirect recursion syscalls signal plt threads; do
+	start=$(date +%s)
+	if ! $P record -o "$W/$p.data" -- "$B/tests/$p" >/dev/null 2>"$W/$p.rec"; then
+		diag "$W/$p.rec"
+		tap 1 "ptsynth: ${what[$p]} is single-stepped and synthesised"
+		continue
+	fi
+	echo "# $p: $(grep -h 'instructions in' "$W/$p.rec") ($(( $(date +%s) - start ))s)"
+	libipt_check $p "ptsynth: ${what[$p]} decodes identically in libipt and ground truth"
+	perf_check $p "$W/$p.data" "ptsynth: ${what[$p]} decodes identically in perf 6.1 and ground truth"
+done
+
+# the programs exercise what they claim
+$P dump -g "$W/signal.data.gt" >"$W/signal.dump" 2>/dev/null
+nsync=$(grep -c '^signal .* sig 10 ' "$W/signal.dump")
+nasync=$(grep -c '^signal .* sig 14 ' "$W/signal.dump")
+echo "# signal program: $nsync SIGUSR1 (after kill syscall), $nasync SIGALRM (asynchronous)"
+[ "$nsync" -ge 2 ] && [ "$nasync" -ge 1 ]
+tap $? "ptsynth: ground truth records synchronous and asynchronous signal deliveries"
+ntid=$($P dump -g "$W/threads.data.gt" --insns 2>/dev/null | awk '{print $1}' | sort -u | wc -l)
+[ "$ntid" -eq 3 ]
+tap $? "ptsynth: ground truth of the threaded program has 3 threads (got $ntid)"
+
+# packet generation variants on recorded ground truth
+synth loop "$W/loop.cpu.data" --per-cpu
+perf_check loop "$W/loop.cpu.data" "ptsynth: per-CPU AUX layout with switch sideband decodes identically in perf"
+synth signal "$W/signal.cpu.data" --per-cpu
+perf_check signal "$W/signal.cpu.data" "ptsynth: per-CPU layout of the signal program decodes identically in perf"
+libipt_check recursion "ptsynth: return compression (retcomp) decodes identically in libipt" --retcomp
+synth recursion "$W/rec.retcomp.data" --retcomp
+perf_check recursion "$W/rec.retcomp.data" "ptsynth: return compression with noretcomp=0 in the attr decodes identically in perf"
+libipt_check loop "ptsynth: TNT-64 packets decode identically in libipt" --long-tnt
+synth loop "$W/loop.tnt64.data" --long-tnt
+perf_check loop "$W/loop.tnt64.data" "ptsynth: TNT-64 packets decode identically in perf"
+libipt_check plt "ptsynth: PSB+ every 256 bytes decodes identically in libipt" --psb-period 256
+synth plt "$W/plt.psb.data" --psb-period 256
+perf_check plt "$W/plt.psb.data" "ptsynth: PSB+ every 256 bytes decodes identically in perf"
+
+# OVF: packets of insns [50000, 50040) are lost, decoding resumes exactly
+# at insn 50040 (the FUP after OVF); before it the flow is a prefix.
+$P check -g "$W/loop.data.gt" --ovf-at 50000 --ovf-len 40 >"$W/ovf.out" 2>&1
+st=$?
+diag "$W/ovf.out"
+grep -q "1 overflow(s).*, 50040): match" "$W/ovf.out" && [ $st = 0 ]
+tap $? "ptsynth: injected OVF: libipt resumes at the FUP after OVF and matches ground truth around the gap"
+synth loop "$W/loop.ovf.data" --ovf-at 50000 --ovf-len 40
+if [ -n "$PERFBIN" ]; then
+	perf_check loop "$W/loop.ovf.data" "ptsynth: injected OVF decodes in perf as ground truth with one gap"
+	grep -q "1 overflow(s).*, 50040): match" "$W/cmp.out"
+	tap $? "ptsynth: perf reports the overflow and resumes exactly after the lost instructions"
+else
+	skip "ptsynth: perf resumes after OVF" "no working perf binary"
+fi
+
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ $failed -eq 0 ]
