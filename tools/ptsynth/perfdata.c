@@ -203,8 +203,6 @@ static int sb_mmap(struct writer *w, const struct gt_mmap *m, uint64_t t)
 		uint32_t prot, flags;
 	} *p;
 
-	if (!strcmp(name, "//anon"))
-		nlen = strlen(name);
 	p = add_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
 		      sizeof(*p) + len + sizeof(struct sample_id), t);
 	if (!p)

@@ -312,6 +312,9 @@ static void scan_maps(struct tracer *t)
 			   (unsigned long *)&m.ino, m.name);
 		if (n < 7 || perms[2] != 'x')
 			continue;
+		/* [vsyscall] is kernel memory, not readable user code */
+		if (m.start >= 0x800000000000ULL)
+			continue;
 		if (n == 7)
 			strcpy(m.name, "//anon");
 		if (map_known(t, &m) || t->nr_maps == MAX_MAPS)
