@@ -2,11 +2,28 @@
 /*
  * flowjit: runtime code images for branch trace decoders.
  *
- * This file holds the system-wide switch. The capture paths come with
- * the users that need them.
+ * Perf events with attr.flowjit receive PERF_RECORD_FLOWJIT records (see
+ * include/uapi/linux/flowjit.h) whenever a capture path reports code
+ * through flowjit_emit(). This file holds what all capture paths share:
+ * the system-wide switch, the static key behind every hook, the checks
+ * made when such an event is opened, and the record output.
  */
+#include <linux/crc32.h>
+#include <linux/cred.h>
 #include <linux/init.h>
+#include <linux/kallsyms.h>
+#include <linux/perf_event.h>
+#include <linux/security.h>
 #include <linux/sysctl.h>
+
+#include "internal.h"
+
+/*
+ * Enabled while at least one perf event with attr.flowjit exists; every
+ * hook tests it first. Disabling is deferred by a second so that tools
+ * opening and closing events in a loop do not patch text each time.
+ */
+DEFINE_STATIC_KEY_DEFERRED_FALSE(flowjit_active, HZ);
 
 /* kernel.flowjit: 0 disables flowjit system-wide, 1 (default) allows it. */
 static int sysctl_flowjit = 1;
@@ -23,6 +40,159 @@ static struct ctl_table flowjit_sysctls[] = {
 	},
 	{ }
 };
+
+/*
+ * Called by perf_event_open() for every attr; returns 0 or -errno.
+ *
+ * Images are versioned by time, so records must carry it. Kernel code
+ * bytes are kernel data: perf_event_open() has already applied
+ * perf_allow_kernel() (perf_event_paranoid, CAP_PERFMON) to an event that
+ * does not exclude the kernel; add what bpf(2) requires to dump JIT
+ * images (kallsyms_show_value(), as bpf_dump_raw_ok()) and what
+ * /proc/kcore requires under lockdown.
+ */
+int flowjit_perf_event_open(const struct perf_event_attr *attr)
+{
+	if (!attr->flowjit)
+		return 0;
+	if (!attr->sample_id_all || !(attr->sample_type & PERF_SAMPLE_TIME))
+		return -EINVAL;
+	if (attr->exclude_kernel && attr->exclude_user)
+		return -EINVAL;
+	if (!READ_ONCE(sysctl_flowjit))
+		return -EACCES;
+	if (attr->exclude_kernel)
+		return 0;
+	if (!kallsyms_show_value(current_cred()))
+		return -EACCES;
+	return security_locked_down(LOCKDOWN_KCORE);
+}
+
+void flowjit_account_event(struct perf_event *event)
+{
+	if (event->attr.flowjit)
+		static_branch_inc(&flowjit_active.key);
+}
+
+void flowjit_unaccount_event(struct perf_event *event)
+{
+	if (event->attr.flowjit)
+		static_branch_slow_dec_deferred(&flowjit_active);
+}
+
+/* CRC-32C of @len bytes, as documented in uapi/linux/flowjit.h */
+u32 flowjit_csum(const void *bytes, size_t len)
+{
+	return ~__crc32c_le(~0U, bytes, len);
+}
+
+/* bytes in the chunk of @img that starts at @off */
+u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off)
+{
+	if (img->op != FLOWJIT_OP_IMAGE || off >= img->len)
+		return 0;
+	return min_t(u64, img->len - off, FLOWJIT_CHUNK_MAX);
+}
+
+void flowjit_record_init(struct flowjit_record *rec,
+			 const struct flowjit_image *img, u32 csum, u32 off)
+{
+	*rec = (struct flowjit_record) {
+		.version	= FLOWJIT_RECORD_VERSION,
+		.kind		= img->kind,
+		.op		= img->op,
+		.flags		= img->flags,
+		.asid		= img->asid,
+		.pid		= img->pid,
+		.tid		= img->tid,
+		.addr		= img->addr,
+		.len		= img->len,
+		.id		= img->id,
+		.sub		= img->sub,
+		.revision	= img->revision,
+		.csum		= csum,
+		.chunk_off	= off,
+		.chunk_len	= flowjit_chunk_len(img, off),
+	};
+}
+
+struct flowjit_output {
+	const struct flowjit_image	*img;
+	u32				csum;
+};
+
+static bool flowjit_event_wants(struct perf_event *event,
+				const struct flowjit_image *img)
+{
+	if (!event->attr.flowjit)
+		return false;
+	if (img->asid == FLOWJIT_ASID_KERNEL)
+		return !event->attr.exclude_kernel;
+	return !event->attr.exclude_user;
+}
+
+/* Write one chunk; a full buffer counts it as lost (PERF_RECORD_LOST). */
+static void flowjit_output_chunk(struct perf_event *event,
+				 const struct flowjit_output *out, u32 off)
+{
+	static const u64 zero;
+	struct perf_output_handle handle;
+	struct perf_sample_data sample;
+	struct perf_event_header header;
+	struct flowjit_record rec;
+	u32 pad;
+
+	flowjit_record_init(&rec, out->img, out->csum, off);
+	pad = ALIGN(rec.chunk_len, sizeof(u64)) - rec.chunk_len;
+	header.type = PERF_RECORD_FLOWJIT;
+	header.misc = out->img->asid == FLOWJIT_ASID_KERNEL ?
+		      PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	header.size = sizeof(header) + sizeof(rec) + rec.chunk_len + pad;
+	perf_event_header__init_id(&header, &sample, event);
+
+	if (perf_output_begin(&handle, &sample, event, header.size))
+		return;
+	perf_output_put(&handle, header);
+	perf_output_put(&handle, rec);
+	if (rec.chunk_len)
+		perf_output_copy(&handle, out->img->bytes + off, rec.chunk_len);
+	if (pad)
+		perf_output_copy(&handle, &zero, pad);
+	perf_event__output_id_sample(event, &handle, &sample);
+	perf_output_end(&handle);
+}
+
+/* perf_iterate_sideband() callback: all chunks of the image, in order */
+static void flowjit_output_event(struct perf_event *event, void *data)
+{
+	const struct flowjit_output *out = data;
+	u64 off = 0;
+
+	if (!flowjit_event_wants(event, out->img))
+		return;
+	do {
+		flowjit_output_chunk(event, out, off);
+		off += FLOWJIT_CHUNK_MAX;
+	} while (off < out->img->len && out->img->op == FLOWJIT_OP_IMAGE);
+}
+
+/*
+ * Report @img to every interested event: CPU-wide events of this CPU and
+ * the events of the current task. Callable from any context perf output
+ * is; the checksum is computed once, before the first event is written.
+ */
+void flowjit_emit(const struct flowjit_image *img)
+{
+	struct flowjit_output out = { .img = img };
+
+	if (!READ_ONCE(sysctl_flowjit))
+		return;
+	if (WARN_ON_ONCE(img->op == FLOWJIT_OP_IMAGE && img->len > U32_MAX))
+		return;
+	if (img->op == FLOWJIT_OP_IMAGE)
+		out.csum = flowjit_csum(img->bytes, img->len);
+	perf_iterate_sideband(flowjit_output_event, &out);
+}
 
 static int __init flowjit_init(void)
 {

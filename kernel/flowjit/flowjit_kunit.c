@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests of the flowjit record format.
+ */
+#include <kunit/test.h>
+#include <linux/slab.h>
+
+#include "internal.h"
+
+/* the check value of CRC-32C, the checksum the uapi header documents */
+static void flowjit_csum_check_value(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, flowjit_csum("123456789", 9), 0xe3069283U);
+	KUNIT_EXPECT_EQ(test, flowjit_csum("", 0), 0U);
+}
+
+/* the chunks of an image cover [0, len) once, none over the maximum */
+static void flowjit_chunks_cover_image(struct kunit *test)
+{
+	static const u64 lens[] = {
+		1, 7, FLOWJIT_CHUNK_MAX - 1, FLOWJIT_CHUNK_MAX,
+		FLOWJIT_CHUNK_MAX + 1, 3 * FLOWJIT_CHUNK_MAX + 17,
+	};
+	struct flowjit_image img = { .op = FLOWJIT_OP_IMAGE };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		u64 off, covered = 0;
+		u32 n;
+
+		img.len = lens[i];
+		for (off = 0; off < img.len; off += FLOWJIT_CHUNK_MAX) {
+			n = flowjit_chunk_len(&img, off);
+			KUNIT_EXPECT_GT(test, n, 0U);
+			KUNIT_EXPECT_LE(test, n, (u32)FLOWJIT_CHUNK_MAX);
+			covered += n;
+		}
+		KUNIT_EXPECT_EQ(test, covered, img.len);
+		KUNIT_EXPECT_EQ(test, flowjit_chunk_len(&img, off), 0U);
+	}
+}
+
+/* a retire record carries no bytes */
+static void flowjit_retire_has_no_bytes(struct kunit *test)
+{
+	struct flowjit_image img = { .op = FLOWJIT_OP_RETIRE, .len = 100 };
+	struct flowjit_record rec;
+
+	flowjit_record_init(&rec, &img, 0, 0);
+	KUNIT_EXPECT_EQ(test, rec.chunk_len, 0U);
+	KUNIT_EXPECT_EQ(test, rec.len, 100ULL);
+	KUNIT_EXPECT_EQ(test, rec.op, (u8)FLOWJIT_OP_RETIRE);
+}
+
+/* every chunk's header names the whole object and its checksum */
+static void flowjit_record_names_object(struct kunit *test)
+{
+	struct flowjit_image img = {
+		.kind = FLOWJIT_KIND_BPF_SUBPROG, .op = FLOWJIT_OP_IMAGE,
+		.addr = 0xffffffffa0001000ULL, .len = FLOWJIT_CHUNK_MAX + 5,
+		.id = 42, .sub = 2, .revision = 1,
+	};
+	struct flowjit_record rec;
+
+	flowjit_record_init(&rec, &img, 0x1234, FLOWJIT_CHUNK_MAX);
+	KUNIT_EXPECT_EQ(test, rec.version, (u16)FLOWJIT_RECORD_VERSION);
+	KUNIT_EXPECT_EQ(test, rec.addr, img.addr);
+	KUNIT_EXPECT_EQ(test, rec.len, img.len);
+	KUNIT_EXPECT_EQ(test, rec.chunk_off, (u32)FLOWJIT_CHUNK_MAX);
+	KUNIT_EXPECT_EQ(test, rec.chunk_len, 5U);
+	KUNIT_EXPECT_EQ(test, rec.csum, 0x1234U);
+	KUNIT_EXPECT_EQ(test, rec.id, 42ULL);
+	KUNIT_EXPECT_EQ(test, rec.sub, 2U);
+	KUNIT_EXPECT_EQ(test, rec.reserved, 0U);
+}
+
+static struct kunit_case flowjit_record_cases[] = {
+	KUNIT_CASE(flowjit_csum_check_value),
+	KUNIT_CASE(flowjit_chunks_cover_image),
+	KUNIT_CASE(flowjit_retire_has_no_bytes),
+	KUNIT_CASE(flowjit_record_names_object),
+	{ }
+};
+
+static struct kunit_suite flowjit_record_suite = {
+	.name = "flowjit_record",
+	.test_cases = flowjit_record_cases,
+};
+kunit_test_suite(flowjit_record_suite);
+
+MODULE_LICENSE("GPL");

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef _KERNEL_FLOWJIT_INTERNAL_H
+#define _KERNEL_FLOWJIT_INTERNAL_H
+
+#include <linux/flowjit.h>
+#include <linux/types.h>
+
+/*
+ * One code object to report: FLOWJIT_OP_IMAGE carries @len bytes from
+ * @bytes (kernel memory, stable while flowjit_emit() runs), split into
+ * FLOWJIT_CHUNK_MAX sized records; FLOWJIT_OP_RETIRE carries none.
+ */
+struct flowjit_image {
+	u8		kind;
+	u8		op;
+	u32		flags;
+	u64		asid;
+	u32		pid;
+	u32		tid;
+	u64		addr;
+	u64		len;
+	u64		id;
+	u32		sub;
+	u32		revision;
+	const void	*bytes;
+};
+
+void flowjit_emit(const struct flowjit_image *img);
+
+/* exposed for the KUnit tests */
+u32 flowjit_csum(const void *bytes, size_t len);
+u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off);
+void flowjit_record_init(struct flowjit_record *rec,
+			 const struct flowjit_image *img, u32 csum, u32 off);
+
+#endif /* _KERNEL_FLOWJIT_INTERNAL_H */

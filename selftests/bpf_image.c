@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * eBPF JIT images in PERF_RECORD_FLOWJIT: captured when the program is
+ * loaded, byte for byte what bpf(2) reports, retired when it is freed,
+ * and only for events that asked and may see them.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <linux/bpf.h>
+
+#include "../kselftest_harness.h"
+#include "flowjit_records.h"
+
+#define MAX_FUNCS	8
+
+struct prog_info {
+	struct bpf_prog_info info;
+	uint64_t ksyms[MAX_FUNCS];
+	uint32_t func_lens[MAX_FUNCS];
+	uint8_t insns[65536];
+};
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+
+/* r0 = 0; exit */
+static const struct bpf_insn trivial[] = {
+	INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+};
+
+/* main: r1 = 1; call sub; exit -- sub: r0 = r1 + 1; exit */
+static const struct bpf_insn with_subprog[] = {
+	INSN(BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, 1),
+	INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1),
+	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	INSN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 0, 0),
+	INSN(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1),
+	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+};
+
+/* Load @insns as a socket filter. Returns the prog fd or -errno. */
+static int load_prog(const struct bpf_insn *insns, int cnt)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (uint64_t)(unsigned long)insns;
+	attr.insn_cnt = cnt;
+	attr.license = (uint64_t)(unsigned long)"GPL";
+	strcpy(attr.prog_name, "fj_image");
+	fd = sys_bpf(BPF_PROG_LOAD, &attr);
+	return fd < 0 ? -errno : fd;
+}
+
+static int get_info(int fd, struct prog_info *p)
+{
+	union bpf_attr attr;
+
+	memset(&p->info, 0, sizeof(p->info));
+	p->info.nr_jited_ksyms = MAX_FUNCS;
+	p->info.jited_ksyms = (uint64_t)(unsigned long)p->ksyms;
+	p->info.nr_jited_func_lens = MAX_FUNCS;
+	p->info.jited_func_lens = (uint64_t)(unsigned long)p->func_lens;
+	p->info.jited_prog_len = sizeof(p->insns);
+	p->info.jited_prog_insns = (uint64_t)(unsigned long)p->insns;
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(p->info);
+	attr.info.info = (uint64_t)(unsigned long)&p->info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) ? -errno : 0;
+}
+
+static int prog_id(int fd)
+{
+	struct prog_info *p = malloc(sizeof(*p));
+	int id;
+
+	if (!p || get_info(fd, p))
+		id = -1;
+	else
+		id = p->info.id;
+	free(p);
+	return id;
+}
+
+static int set_sysctl(const char *val)
+{
+	int fd = open("/proc/sys/kernel/flowjit", O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static void fj_attr(struct perf_event_attr *attr)
+{
+	sb_attr_init(attr);
+	attr->flowjit = 1;
+}
+
+/*
+ * Every load in [first, first + n) has one complete image and one retire,
+ * in that order, unless records were lost; returns the loads missing.
+ */
+static int count_missing(struct fj_set *set, const int *ids, int n,
+			 int *disordered)
+{
+	int i, missing = 0;
+
+	*disordered = 0;
+	for (i = 0; i < n; i++) {
+		struct fj_obj *img = fj_find(set, FLOWJIT_OP_IMAGE, ids[i], 0);
+		struct fj_obj *ret = fj_find(set, FLOWJIT_OP_RETIRE, ids[i], 0);
+
+		if (!img || !ret || !fj_complete(img))
+			missing++;
+		else if (img->last_time > ret->time)
+			(*disordered)++;
+	}
+	return missing;
+}
+
+FIXTURE(bpf_image) {
+	struct sb sb;
+	struct fj_set *set;
+};
+
+FIXTURE_SETUP(bpf_image)
+{
+	struct perf_event_attr attr;
+	int err;
+
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	fj_attr(&attr);
+	err = sb_open(&self->sb, &attr);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "CPU-wide flowjit events need privileges");
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(bpf_image)
+{
+	sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
+
+/* Each function's image is the slice of jited_prog_insns at its ksym. */
+TEST_F(bpf_image, images_equal_jited_insns_with_subprogs)
+{
+	struct prog_info *p = malloc(sizeof(*p));
+	uint32_t i, off = 0;
+	int fd;
+
+	ASSERT_NE(NULL, p);
+	fd = load_prog(with_subprog, 6);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, p));
+	ASSERT_EQ(2, p->info.nr_jited_ksyms);
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(0, self->set->bad_version);
+
+	for (i = 0; i < p->info.nr_jited_ksyms; i++) {
+		struct fj_obj *o = fj_find(self->set, FLOWJIT_OP_IMAGE,
+					   p->info.id, i);
+
+		ASSERT_NE(NULL, o) TH_LOG("no image of function %u", i);
+		EXPECT_TRUE(fj_complete(o));
+		EXPECT_EQ(i ? FLOWJIT_KIND_BPF_SUBPROG : FLOWJIT_KIND_BPF_PROG,
+			  o->rec.kind);
+		EXPECT_EQ(p->ksyms[i], o->rec.addr);
+		EXPECT_EQ(p->func_lens[i], o->rec.len);
+		EXPECT_EQ(1, o->rec.revision);
+		EXPECT_EQ(getpid(), o->rec.pid);
+		EXPECT_EQ(0, memcmp(o->bytes, p->insns + off, o->rec.len));
+		off += p->func_lens[i];
+	}
+	EXPECT_EQ(p->info.jited_prog_len, off);
+	close(fd);
+	free(p);
+}
+
+/* A program closed before user space could query it is still captured. */
+TEST_F(bpf_image, program_closed_at_once_is_captured)
+{
+	struct prog_info *p = malloc(sizeof(*p));
+	struct fj_obj *o, *r;
+	int ref, fd, id;
+
+	ASSERT_NE(NULL, p);
+	ref = load_prog(trivial, 2);	/* same code, kept open for reference */
+	ASSERT_LE(0, ref);
+	ASSERT_EQ(0, get_info(ref, p));
+	fd = load_prog(trivial, 2);
+	ASSERT_LE(0, fd);
+	id = p->info.id + 1;		/* ids are allocated in order */
+	close(fd);
+	fj_collect(&self->sb, self->set);
+
+	o = fj_find(self->set, FLOWJIT_OP_IMAGE, id, 0);
+	r = fj_find(self->set, FLOWJIT_OP_RETIRE, id, 0);
+	ASSERT_NE(NULL, o);
+	ASSERT_NE(NULL, r);
+	EXPECT_TRUE(fj_complete(o));
+	ASSERT_EQ(p->info.jited_prog_len, o->rec.len);
+	EXPECT_EQ(0, memcmp(o->bytes, p->insns, o->rec.len));
+	EXPECT_EQ(o->rec.addr, r->rec.addr);
+	EXPECT_LE(o->time, r->time);
+	close(ref);
+	free(p);
+}
+
+/* 1000 load/unload cycles: every one accounted for, in time order. */
+TEST_F(bpf_image, thousand_cycles_all_accounted_in_order)
+{
+	int *ids = calloc(1000, sizeof(int));
+	int i, fd, missing, disordered;
+
+	ASSERT_NE(NULL, ids);
+	for (i = 0; i < 1000; i++) {
+		fd = load_prog(trivial, 2);
+		ASSERT_LE(0, fd);
+		ids[i] = prog_id(fd);
+		close(fd);
+		if (i % 50 == 49)
+			fj_collect(&self->sb, self->set);
+	}
+	fj_collect(&self->sb, self->set);
+	missing = count_missing(self->set, ids, 1000, &disordered);
+	TH_LOG("%d records, %d missing loads, %llu lost records",
+	       self->set->records, missing,
+	       (unsigned long long)fj_lost(&self->sb));
+	/* each missing load needs at least one lost record to explain it */
+	EXPECT_LE(missing, fj_lost(&self->sb));
+	EXPECT_EQ(0, disordered);
+	EXPECT_EQ(0, self->set->unordered);
+	free(ids);
+}
+
+struct loader {
+	pthread_t thread;
+	int ids[200];
+	int err;
+};
+
+static void *load_loop(void *arg)
+{
+	struct loader *l = arg;
+	int i, fd;
+
+	for (i = 0; i < 200; i++) {
+		fd = load_prog(trivial, 2);
+		if (fd < 0) {
+			l->err = fd;
+			return NULL;
+		}
+		l->ids[i] = prog_id(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Two threads loading at once: every load and retire accounted for. */
+TEST_F(bpf_image, two_threads_loading_concurrently)
+{
+	struct loader l[2] = { 0 };
+	int i, missing = 0, disordered, d;
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&l[i].thread, NULL, load_loop, &l[i]));
+	for (i = 0; i < 2; i++) {
+		pthread_join(l[i].thread, NULL);
+		ASSERT_EQ(0, l[i].err);
+	}
+	fj_collect(&self->sb, self->set);
+	disordered = 0;
+	for (i = 0; i < 2; i++) {
+		missing += count_missing(self->set, l[i].ids, 200, &d);
+		disordered += d;
+	}
+	TH_LOG("%d records, %d missing loads, %llu lost records",
+	       self->set->records, missing,
+	       (unsigned long long)fj_lost(&self->sb));
+	EXPECT_LE(missing, fj_lost(&self->sb));
+	EXPECT_EQ(0, disordered);
+	EXPECT_EQ(0, self->set->unordered);
+}
+
+/* kernel.flowjit = 0: open events get nothing and new ones are refused */
+TEST_F(bpf_image, sysctl_off_stops_records_and_refuses_events)
+{
+	struct perf_event_attr attr;
+	int fd, n;
+
+	if (access("/proc/sys/kernel/flowjit", W_OK))
+		SKIP(return, "kernel.flowjit not writable");
+	ASSERT_EQ(0, set_sysctl("0"));
+	fd = load_prog(trivial, 2);
+	ASSERT_LE(0, fd);
+	close(fd);
+	fj_attr(&attr);
+	n = sb_perf_event_open(&attr, 0, -1);
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EACCES, errno);
+	if (n >= 0)
+		close(n);
+	ASSERT_EQ(0, set_sysctl("1"));
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(0, self->set->records);
+}
+
+/* Without attr.flowjit an event gets no flowjit records. */
+TEST(no_records_without_the_bit)
+{
+	struct perf_event_attr attr;
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct sb sb;
+	int fd, err;
+
+	ASSERT_NE(NULL, set);
+	sb_attr_init(&attr);
+	attr.ksymbol = 1;
+	err = sb_open(&sb, &attr);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "CPU-wide events need privileges");
+	ASSERT_EQ(0, err);
+	fd = load_prog(trivial, 2);
+	ASSERT_LE(0, fd);
+	close(fd);
+	fj_collect(&sb, set);
+	EXPECT_EQ(0, set->records);
+	sb_close(&sb);
+	free(set);
+}
+
+/* Images are versioned by time: an attr without it is invalid. */
+TEST(attr_without_time_or_with_nothing_to_record_is_einval)
+{
+	struct perf_event_attr attr;
+
+	fj_attr(&attr);
+	attr.sample_id_all = 0;
+	EXPECT_EQ(-1, sb_perf_event_open(&attr, 0, -1));
+	EXPECT_EQ(EINVAL, errno);
+
+	fj_attr(&attr);
+	attr.sample_type &= ~PERF_SAMPLE_TIME;
+	EXPECT_EQ(-1, sb_perf_event_open(&attr, 0, -1));
+	EXPECT_EQ(EINVAL, errno);
+
+	fj_attr(&attr);
+	attr.exclude_kernel = 1;
+	attr.exclude_user = 1;
+	EXPECT_EQ(-1, sb_perf_event_open(&attr, 0, -1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* An unprivileged caller is refused kernel images, and gets no bytes. */
+TEST(unprivileged_caller_is_refused_kernel_images)
+{
+	int status;
+	pid_t pid;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to drop privileges");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct perf_event_attr attr;
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fj_attr(&attr);
+		fd = sb_perf_event_open(&attr, 0, -1);	/* this task */
+		if (fd >= 0)
+			_exit(11);
+		if (errno != EACCES && errno != EPERM)
+			_exit(12);
+		fd = sb_perf_event_open(&attr, -1, 0);	/* CPU-wide */
+		if (fd >= 0)
+			_exit(13);
+		_exit(errno == EACCES || errno == EPERM ? 0 : 14);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child step %d failed", WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
