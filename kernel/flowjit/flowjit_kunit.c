@@ -86,6 +86,7 @@ static struct kunit_suite flowjit_record_suite = {
 	.name = "flowjit_record",
 	.test_cases = flowjit_record_cases,
 };
+
 kunit_test_suite(flowjit_record_suite);
 
 MODULE_LICENSE("GPL");

@@ -31,9 +31,9 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-static void hexdump(const uint8_t *p, uint64_t len)
+static void hexdump(const __u8 *p, __u64 len)
 {
-	uint64_t i;
+	__u64 i;
 
 	for (i = 0; i < len; i++)
 		printf("%s%02x%s", i % 16 ? "" : "    ", p[i],
@@ -50,15 +50,15 @@ int main(void)
 		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	static uint8_t jited[65536];
+	static __u8 jited[65536];
 	static struct fj_set set;
-	uint64_t ksyms[8];
-	uint32_t lens[8];
+	__u64 ksyms[8];
+	__u32 lens[8];
 	struct perf_event_attr attr;
 	struct bpf_prog_info info;
 	union bpf_attr ba;
 	struct sb sb;
-	uint32_t off = 0;
+	__u32 off = 0;
 	int fd, i, err;
 
 	sb_attr_init(&attr);
@@ -71,9 +71,9 @@ int main(void)
 
 	memset(&ba, 0, sizeof(ba));
 	ba.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	ba.insns = (uint64_t)(unsigned long)insns;
+	ba.insns = (__u64)(unsigned long)insns;
 	ba.insn_cnt = 6;
-	ba.license = (uint64_t)(unsigned long)"GPL";
+	ba.license = (__u64)(unsigned long)"GPL";
 	strcpy(ba.prog_name, "flowjit_demo");
 	fd = sys_bpf(BPF_PROG_LOAD, &ba);
 	if (fd < 0) {
@@ -82,15 +82,15 @@ int main(void)
 	}
 	memset(&info, 0, sizeof(info));
 	info.nr_jited_ksyms = 8;
-	info.jited_ksyms = (uint64_t)(unsigned long)ksyms;
+	info.jited_ksyms = (__u64)(unsigned long)ksyms;
 	info.nr_jited_func_lens = 8;
-	info.jited_func_lens = (uint64_t)(unsigned long)lens;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
 	info.jited_prog_len = sizeof(jited);
-	info.jited_prog_insns = (uint64_t)(unsigned long)jited;
+	info.jited_prog_insns = (__u64)(unsigned long)jited;
 	memset(&ba, 0, sizeof(ba));
 	ba.info.bpf_fd = fd;
 	ba.info.info_len = sizeof(info);
-	ba.info.info = (uint64_t)(unsigned long)&info;
+	ba.info.info = (__u64)(unsigned long)&info;
 	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &ba)) {
 		perror("BPF_OBJ_GET_INFO_BY_FD");
 		return 1;
@@ -109,15 +109,17 @@ int main(void)
 
 		if (o->rec.id != info.id)
 			continue;
-		printf("\n%s %s id %llu sub %u at 0x%llx len %llu rev %u pid %u time %llu, %d chunk(s)\n",
+		printf("\n%s %s id %llu sub %u at 0x%llx len %llu",
 		       o->rec.op == FLOWJIT_OP_IMAGE ? "IMAGE " : "RETIRE",
 		       kind, (unsigned long long)o->rec.id, o->rec.sub,
 		       (unsigned long long)o->rec.addr,
-		       (unsigned long long)o->rec.len, o->rec.revision,
-		       o->rec.pid, (unsigned long long)o->time, o->chunks);
+		       (unsigned long long)o->rec.len);
+		printf(" rev %u pid %u time %llu, %d chunk(s)\n",
+		       o->rec.revision, o->rec.pid,
+		       (unsigned long long)o->time, o->chunks);
 		if (o->rec.op != FLOWJIT_OP_IMAGE)
 			continue;
-		printf("  crc32c %08x: %s; same bytes and address as bpf(2) reported: %s\n",
+		printf("  crc32c %08x: %s; bytes and address as bpf(2) said: %s\n",
 		       o->rec.csum, fj_complete(o) ? "ok" : "BAD",
 		       o->rec.addr == ksyms[o->rec.sub] &&
 		       !memcmp(o->bytes, jited + off, o->rec.len) ? "yes" : "NO");

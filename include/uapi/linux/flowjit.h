@@ -63,8 +63,8 @@ enum flowjit_op {
 };
 
 /* rec.flags */
-#define FLOWJIT_F_OLD_BYTES	(1U << 0)  /* bytes are those before the change */
-#define FLOWJIT_F_EXISTING	(1U << 1)  /* code existed before the event */
+#define FLOWJIT_F_OLD_BYTES	0x1U	/* bytes are those before the change */
+#define FLOWJIT_F_EXISTING	0x2U	/* code existed before the event */
 
 struct flowjit_record {
 	__u16	version;	/* FLOWJIT_RECORD_VERSION */
