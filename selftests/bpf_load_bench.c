@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time BPF program loads (load + close, the path flowjit hooks) with a
+ * CPU-wide flowjit event open on every CPU and with none, in alternating
+ * rounds so that drift hits both alike. Prints the median time per load
+ * of each and their ratio as "BENCH" lines. On a kernel without flowjit
+ * only the plain loop runs.
+ *
+ *   bpf_load_bench [ROUNDS [LOADS]]
+ */
+#include <stdio.h>
+#include <time.h>
+#include <linux/bpf.h>
+
+#include "flowjit_records.h"
+
+#define MAX_ROUNDS	64
+
+static int load_close(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (uint64_t)(unsigned long)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uint64_t)(unsigned long)"GPL";
+	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* nanoseconds per load over @n loads */
+static double time_loads(int n)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (load_close()) {
+			perror("BPF_PROG_LOAD");
+			exit(1);
+		}
+	}
+	return (now_ns() - t0) / n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void drop(const struct perf_event_header *hdr, const struct sb_id *id,
+		 void *arg)
+{
+	(void)hdr;
+	(void)id;
+	(void)arg;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 9;
+	int loads = argc > 2 ? atoi(argv[2]) : 200;
+	double off[MAX_ROUNDS], on[MAX_ROUNDS];
+	struct perf_event_attr attr;
+	struct sb sb;
+	bool flowjit;
+	int r;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS || loads < 1) {
+		fprintf(stderr, "usage: %s [ROUNDS (1-%d) [LOADS]]\n",
+			argv[0], MAX_ROUNDS);
+		return 2;
+	}
+	sb_attr_init(&attr);
+	attr.flowjit = 1;
+	flowjit = !sb_open(&sb, &attr);
+	if (flowjit)
+		sb_close(&sb);
+	time_loads(loads / 4 + 1);		/* warm up */
+
+	for (r = 0; r < rounds; r++) {
+		off[r] = time_loads(loads);
+		if (!flowjit)
+			continue;
+		if (sb_open(&sb, &attr)) {
+			perror("perf_event_open(flowjit)");
+			return 1;
+		}
+		on[r] = time_loads(loads);
+		sb_drain(&sb, drop, NULL);	/* not timed */
+		sb_close(&sb);
+	}
+	printf("BENCH bpf_load_ns %.0f ns\n", median(off, rounds));
+	if (!flowjit) {
+		printf("# no flowjit in this kernel: only the plain loop ran\n");
+		return 0;
+	}
+	printf("BENCH bpf_load_flowjit_ns %.0f ns\n", median(on, rounds));
+	for (r = 0; r < rounds; r++)
+		on[r] /= off[r];
+	printf("BENCH bpf_load_ratio %.3f ratio\n", median(on, rounds));
+	printf("# %d rounds of %d loads each, flowjit on/off alternating;"
+	       " ratio is the median of per-round ratios\n", rounds, loads);
+	return 0;
+}
