@@ -129,6 +129,135 @@ check "ptreplay: 150 corrupted traces decode without crash or hang" \
 	test -z "$bad"
 [[ -n $bad ]] && diag "failures:$bad"
 
+# --- decode: perf.data replay (synthetic flowjit scenario) ---
+mkperf=$bin/mkperf
+"$mkperf" "$tmp/jit.data"
+expected_jit=$'  100             10000\n  100             10001\n  100             10002\n  100             10003\n  100  ffffffffa0001000\n  100  ffffffffa0001001\n  100  ffffffffa0001002\n  100             10000\n  100             10001\n  100  ffffffffa0001000\n  100  ffffffffa0001001'
+status_is "ptreplay decode: the flowjit scenario decodes with exit status 0" 0 \
+	decode -i "$tmp/jit.data"
+check "ptreplay decode: JIT page revisions and a reused BPF address decode each in its own time" \
+	diff -u - "$tmp/out" <<< "$expected_jit"
+status_is "ptreplay: options without a mode mean decode" 0 -i "$tmp/jit.data" --flow
+check "ptreplay: the default mode prints the same flow" diff -u - "$tmp/out" <<< "$expected_jit"
+status_is "ptreplay decode --no-flowjit: the same trace has decode errors (status 2)" 2 \
+	decode -i "$tmp/jit.data" --no-flowjit --health
+check "ptreplay decode --no-flowjit: no instructions decode without the flowjit images" \
+	grep -q "^instructions decoded:   0$" "$tmp/out"
+check "ptreplay decode --no-flowjit: the errors are reported as no memory mapped" \
+	grep -q "no memory mapped at this address" "$tmp/out"
+run decode -i "$tmp/jit.data" --health
+check "ptreplay decode --health: flowjit images resolved and incomplete are reported" \
+	grep -q "incomplete:           2 (bad checksum 1, missing chunks 1" "$tmp/out"
+check "ptreplay decode --health: lost records are reported" \
+	grep -q "records lost:           3" "$tmp/out"
+run decode -i "$tmp/jit.data" --json --flow --calls --profile --health
+check "ptreplay decode --json: the output is one valid JSON document" \
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["health"]["instructions"]==11 and len(d["flow"])==11' "$tmp/out"
+run decode -i "$tmp/jit.data" --no-progress
+check "ptreplay decode: no progress bar when stderr is not a terminal" test ! -s "$tmp/err"
+status_is "ptreplay decode: a missing perf.data fails with status 1" 1 decode -i "$tmp/nonexistent.data"
+stderr_says "ptreplay decode: a missing perf.data is named on stderr" nonexistent.data
+status_is "ptreplay decode: a garbage file fails with status 1" 1 decode -i "$tmp/garbage.pt"
+stderr_says "ptreplay decode: a garbage file is explained" "bad magic"
+status_is "ptreplay decode: an empty file fails with status 1" 1 decode -i "$tmp/empty.pt"
+status_is "ptreplay decode: an unknown option fails with status 1" 1 decode --bogus
+status_is "ptreplay decode: a bad -j fails with status 1" 1 decode -i "$tmp/jit.data" -j 0
+bad=""
+size=$(stat -c %s "$tmp/jit.data")
+for ((n = 0; n < size; n += 5)); do
+	head -c "$n" "$tmp/jit.data" > "$tmp/cut.data"
+	run decode -i "$tmp/cut.data" --health
+	((rc <= 2)) || bad+=" cut$n:$rc"
+	((n >= 104 && n < size && rc == 0)) && grep -q "instructions decoded:   11" "$tmp/out" && bad+=" cut$n:full"
+done
+check "ptreplay decode: every truncation of a perf.data fails cleanly (status 1) or decodes part" \
+	test -z "$bad"
+[[ -n $bad ]] && diag "failures:$bad"
+bad=""
+RANDOM=11
+for ((n = 0; n < 100; n++)); do
+	cp "$tmp/jit.data" "$tmp/flip.data"
+	for k in 1 2 3 4; do
+		printf "\\x$(printf %02x $((RANDOM % 256)))" |
+			dd of="$tmp/flip.data" bs=1 seek=$((104 + (RANDOM * 32768 + RANDOM) % (size - 104))) \
+			conv=notrunc status=none
+	done
+	run decode -i "$tmp/flip.data" --health --calls --profile -j 2
+	((rc <= 2)) || bad+=" flip$n:$rc"
+done
+check "ptreplay decode: 100 corrupted perf.data files: clear error or decode, no crash or hang" \
+	test -z "$bad"
+[[ -n $bad ]] && diag "failures:$bad"
+
+# --- decode: ptsynth traces of real executions vs ground truth and perf ---
+ptsynth_dir=$here/../../ptsynth
+ptsynth=$ptsynth_dir/ptsynth
+perf=""
+for p in "${PERF:-}" perf /usr/bin/perf_6.1; do
+	[[ -n $p ]] && "$p" --version > /dev/null 2>&1 && { perf=$p; break; }
+done
+if [[ ! -x $ptsynth ]] || [[ ! -x $ptsynth_dir/build/tests/loop ]]; then
+	make -C "$ptsynth_dir" > "$tmp/ptsynth-build.log" 2>&1
+	make -C "$ptsynth_dir" build/tests/loop build/tests/threads \
+		build/tests/signal build/tests/indirect >> "$tmp/ptsynth-build.log" 2>&1
+fi
+if [[ ! -x $ptsynth || ! -x $ptsynth_dir/build/tests/loop ]]; then
+	skip "ptreplay decode: ptsynth flows" "ptsynth could not be built"
+else
+	# gt_flow NAME DATA DESC: ptreplay's flow == ground truth, and == perf's
+	gt_flow() {
+		local name=$1 data=$2 desc=$3 extra=${4:-}
+		run decode -i "$data" $extra
+		cp "$tmp/out" "$tmp/$name.pr"
+		"$ptsynth" cmpflow -g "$tmp/$name.gt" "$tmp/$name.pr" > "$tmp/cmp" 2>&1
+		if [[ $rc == 0 ]] && grep -q ": match" "$tmp/cmp" && ! grep -q MISMATCH "$tmp/cmp"; then
+			ok "ptreplay decode: $desc: flow == ground truth instruction for instruction"
+		else
+			fail "ptreplay decode: $desc: flow == ground truth instruction for instruction" \
+				"exit status $rc" "$(tail -3 "$tmp/cmp")"
+		fi
+		while IFS= read -r l; do diag "$name: $l"; done < <(grep '^tid' "$tmp/cmp")
+		if [[ -z $perf ]]; then
+			skip "ptreplay decode: $desc: flow == perf script's" "no perf"
+			return
+		fi
+		"$perf" script -i "$data" --itrace=i0ns -F tid,ip > "$tmp/$name.perf" 2> /dev/null
+		# perf interleaves threads by time, ptreplay prints per queue:
+		# compare per thread (a stable sort by tid keeps each order)
+		check "ptreplay decode: $desc: flow == perf script --itrace=i0ns -F tid,ip, line for line per thread" \
+			cmp <(sort -s -n -k1,1 "$tmp/$name.pr") <(sort -s -n -k1,1 "$tmp/$name.perf")
+	}
+	for p in loop indirect signal threads; do
+		if ! "$ptsynth" record -o "$tmp/$p.data" -g "$tmp/$p.gt" -- \
+			"$ptsynth_dir/build/tests/$p" > /dev/null 2> "$tmp/rec.err"; then
+			fail "ptreplay decode: ptsynth records $p" "$(tail -2 "$tmp/rec.err")"
+			continue
+		fi
+		gt_flow $p "$tmp/$p.data" "ptsynth $p program (per-thread AUX)"
+	done
+	if [[ -f $tmp/loop.gt ]]; then
+		"$ptsynth" synth -g "$tmp/loop.gt" -o "$tmp/loopcpu.data" --per-cpu --cpus 2 > /dev/null 2>&1
+		cp "$tmp/loop.gt" "$tmp/loopcpu.gt"
+		gt_flow loopcpu "$tmp/loopcpu.data" "ptsynth loop program, per-CPU AUX with switch sideband"
+		"$ptsynth" synth -g "$tmp/loop.gt" -o "$tmp/loopret.data" --retcomp --long-tnt --psb-period 256 > /dev/null 2>&1
+		cp "$tmp/loop.gt" "$tmp/loopret.gt"
+		gt_flow loopret "$tmp/loopret.data" "ptsynth loop program, return compression, TNT-64, PSB every 256 bytes"
+	fi
+	if [[ -f $tmp/threads.data ]]; then
+		run decode -i "$tmp/threads.data" -j 2
+		check "ptreplay decode: -j 2 prints the same flow as -j 1 (3 threads)" \
+			cmp "$tmp/out" "$tmp/threads.pr"
+		run decode -i "$tmp/loop.data" --profile --health
+		check "ptreplay decode --profile: functions are named from ELF symbols (collatz, main)" \
+			grep -qE "^ +[0-9]+ +[0-9.]+  collatz " "$tmp/out"
+		check "ptreplay decode --health: a clean ptsynth trace has no decode errors" \
+			grep -q "^decode errors:          0$" "$tmp/out"
+		run decode -i "$tmp/loop.data" --calls
+		check "ptreplay decode --calls: calls and returns are named (main -> collatz)" \
+			grep -q "call   main+0x[0-9a-f]* -> collatz+0x0" "$tmp/out"
+	fi
+fi
+
 # --- conformance: libipt's ptt cases, compared with ptxed's output ---
 if [[ -z $ptt ]]; then
 	skip "ptreplay raw --insn-decoder: conformance with ptxed" "no libipt-ptt cases (set PTT_DIR)"

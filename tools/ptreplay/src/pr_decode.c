@@ -1,0 +1,1090 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pr_decode: decoding the AUX queues of a pr_replay session in parallel,
+ * and the outputs: instruction flow, call/return flow, per-function
+ * profile and the decode-health report.
+ */
+#include "pr_replay.h"
+#include "pr_sym.h"
+
+#include <intel-pt.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A growable output buffer. */
+struct pr_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int pr_buf_reserve(struct pr_buf *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 1 << 16;
+
+	while (cap < b->len + n)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+
+	if (!p)
+		return -1;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void pr_buf_printf(struct pr_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void pr_buf_printf(struct pr_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (pr_buf_reserve(b, 256) < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= b->cap - b->len) {
+		if (pr_buf_reserve(b, (size_t)n + 1) < 0)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+/* "%5d  %16lx\n" as perf script -F tid,ip prints it, fast. */
+static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[24];
+	char *p;
+	int i, n;
+
+	if (pr_buf_reserve(b, 64) < 0)
+		return;
+	if (json) {
+		b->len += (size_t)sprintf(b->p + b->len,
+					  "%s[%d,\"0x%" PRIx64 "\"]",
+					  b->len ? ",\n" : "", tid, ip);
+		return;
+	}
+	p = b->p + b->len;
+	/* tid, right aligned in 5 */
+	{
+		int64_t v = tid;
+		int neg = v < 0;
+		uint64_t u = neg ? (uint64_t)(-v) : (uint64_t)v;
+
+		n = 0;
+		do {
+			tmp[n++] = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		if (neg)
+			tmp[n++] = '-';
+		for (i = n; i < 5; ++i)
+			*p++ = ' ';
+		while (n)
+			*p++ = tmp[--n];
+	}
+	*p++ = ' ';
+	*p++ = ' ';
+	n = 0;
+	do {
+		tmp[n++] = hex[ip & 0xf];
+		ip >>= 4;
+	} while (ip);
+	for (i = n; i < 16; ++i)
+		*p++ = ' ';
+	while (n)
+		*p++ = tmp[--n];
+	*p++ = '\n';
+	b->len = (size_t)(p - b->p);
+}
+
+/* Errors by kind and region. */
+struct pr_err_count {
+	int code;
+	char region[96];
+	uint64_t count;
+};
+
+/* A profile entry. */
+struct pr_prof {
+	const void *key1;
+	uint64_t key2;
+	const char *name;	/* function or image name */
+	const char *dso;
+	uint64_t count;
+};
+
+/* The results and state of decoding one queue. */
+struct pr_qres {
+	struct pr_replay *rp;
+	struct pr_queue *q;
+	struct pt_insn_decoder *dec;
+
+	/* Trace time, perf and TSC. */
+	uint64_t tsc, time;
+	int have_time;
+	/* The task now: space (pid) and tid. */
+	uint32_t space;
+	int32_t tid;
+
+	/* The code read cache. */
+	const struct pr_region *c_rgn;
+	uint64_t c_lo, c_hi, c_time;
+
+	/* The last IP the decoder failed to read. */
+	uint64_t miss_ip;
+	int miss;
+	uint64_t last_ip;
+
+	struct pr_buf flow, calls;
+
+	/* Pending call/return: print at the next instruction. */
+	int pend;		/* 0, 1 call, 2 return */
+	uint64_t pend_ip;
+	char pend_from[160];
+	int32_t pend_tid;
+	int depth;
+
+	/* Profile: a hash table and the current function's range. */
+	struct pr_prof *prof;
+	size_t nprof, capprof;
+	uint64_t f_lo, f_hi, f_time;
+	struct pr_prof *f_cur;
+	int f_valid;
+
+	/* Counters. */
+	uint64_t ninsn, nsync, noverflow, nerrors, ndisabled;
+	struct pr_err_count *err;
+	size_t nerr;
+	int failed;		/* out of memory */
+};
+
+/* Update the trace time and the current task from the decoder. */
+static void pr_qres_time(struct pr_qres *r)
+{
+	uint64_t tsc;
+	int status;
+
+	status = pt_insn_time(r->dec, &tsc, NULL, NULL);
+	if (status < 0 && status != -pte_no_time)
+		return;
+	if (status < 0)
+		tsc = 0;
+	if (r->have_time && tsc == r->tsc)
+		return;
+	r->tsc = tsc;
+	r->have_time = 1;
+	r->time = tsc ? pr_tsc_to_perf(&r->rp->info, tsc) : 0;
+	r->c_rgn = NULL;
+	r->f_valid = 0;
+
+	if (r->q->tid < 0 && r->q->cpu >= 0) {
+		uint32_t pid, tid;
+
+		if (pr_replay_on_cpu(r->rp, (uint32_t)r->q->cpu, r->time,
+				     &pid, &tid) == 0) {
+			r->space = pid;
+			r->tid = (int32_t)tid;
+		} else {
+			r->space = 0;
+			r->tid = -1;
+		}
+	}
+}
+
+/* libipt's read callback: the bytes live at the decoder's current time. */
+static int pr_read_mem(uint8_t *buffer, size_t size,
+		       const struct pt_asid *asid, uint64_t ip, void *context)
+{
+	struct pr_qres *r = context;
+	const struct pr_region *rgn;
+	uint32_t space;
+	size_t n;
+
+	(void)asid;
+	pr_qres_time(r);
+	space = ip >> 63 ? 0 : r->space;
+
+	rgn = r->c_rgn;
+	if (rgn && ip >= r->c_lo && ip < r->c_hi && size <= r->c_hi - ip &&
+	    rgn->space == space) {
+		memcpy(buffer, rgn->bytes + (ip - rgn->start), size);
+		return (int)size;
+	}
+
+	n = pr_store_read(&r->rp->store, space, ip, r->time, buffer, size);
+	if (!n) {
+		r->miss = 1;
+		r->miss_ip = ip;
+		return -pte_nomap;
+	}
+	/* cache the region for the next reads */
+	{
+		uint64_t lo, hi;
+
+		rgn = pr_store_lookup(&r->rp->store, space, ip, r->time, &lo,
+				      &hi);
+		if (rgn && rgn->bytes) {
+			uint64_t bend = rgn->start + rgn->nbytes;
+
+			r->c_rgn = rgn;
+			r->c_lo = lo;
+			r->c_hi = hi < bend ? hi : bend;
+		}
+	}
+	return (int)n;
+}
+
+/* The name of @ip: "func+0xoff" into @buf, and the key of its function. */
+static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
+			       size_t size, const void **key1, uint64_t *key2,
+			       uint64_t *flo, uint64_t *fhi, const char **dso)
+{
+	const struct pr_region *rgn;
+	uint32_t space = ip >> 63 ? 0 : r->space;
+
+	*key1 = NULL;
+	*key2 = 0;
+	*flo = ip;
+	*fhi = ip + 1;
+	*dso = "[unknown]";
+	rgn = pr_store_name(&r->rp->store, space, ip, r->time);
+	if (!rgn) {
+		snprintf(buf, size, "[unknown]");
+		return buf;
+	}
+	*dso = rgn->name ? rgn->name : "[unknown]";
+	if (rgn->elf) {
+		uint64_t vaddr;
+		const struct pr_sym *s;
+
+		if (pr_elf_off_to_vaddr(rgn->elf, ip - rgn->start + rgn->pgoff,
+					&vaddr) == 0 &&
+		    (s = pr_elf_sym(rgn->elf, vaddr))) {
+			*key1 = rgn->elf;
+			*key2 = s->addr;
+			*flo = ip - (vaddr - s->addr);
+			*fhi = s->size ? *flo + s->size : ip + 1;
+			snprintf(buf, size, "%s+0x%" PRIx64, s->name,
+				 vaddr - s->addr);
+			return s->name;
+		}
+	}
+	/* a JIT image or a file without symbols: name the image */
+	*key1 = rgn->name;
+	*key2 = rgn->start;
+	*flo = rgn->start;
+	*fhi = rgn->end;
+	{
+		const char *base = rgn->name ? rgn->name : "?";
+
+		if (rgn->kind == PR_RGN_FILE && strrchr(base, '/'))
+			base = strrchr(base, '/') + 1;
+		snprintf(buf, size, "%s+0x%" PRIx64, base,
+			 ip - rgn->start + rgn->pgoff);
+	}
+	return rgn->name ? rgn->name : "[unknown]";
+}
+
+static struct pr_prof *pr_prof_get(struct pr_qres *r, const void *key1,
+				   uint64_t key2, const char *name,
+				   const char *dso)
+{
+	size_t i, mask;
+
+	if (r->nprof * 2 >= r->capprof) {
+		size_t cap = r->capprof ? 2 * r->capprof : 256;
+		struct pr_prof *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (i = 0; i < r->capprof; ++i) {
+			struct pr_prof *o = &r->prof[i];
+			size_t h;
+
+			if (!o->name)
+				continue;
+			h = ((uintptr_t)o->key1 * 31 + o->key2) * 0x9e3779b97f4a7c15ULL;
+			h &= cap - 1;
+			while (n[h].name)
+				h = (h + 1) & (cap - 1);
+			n[h] = *o;
+		}
+		free(r->prof);
+		r->prof = n;
+		r->capprof = cap;
+	}
+	mask = r->capprof - 1;
+	i = (((uintptr_t)key1 * 31 + key2) * 0x9e3779b97f4a7c15ULL) & mask;
+	while (r->prof[i].name) {
+		if (r->prof[i].key1 == key1 && r->prof[i].key2 == key2)
+			return &r->prof[i];
+		i = (i + 1) & mask;
+	}
+	r->prof[i].key1 = key1;
+	r->prof[i].key2 = key2;
+	r->prof[i].name = name;
+	r->prof[i].dso = dso;
+	r->nprof += 1;
+	return &r->prof[i];
+}
+
+static void pr_qres_error(struct pr_qres *r, int code)
+{
+	const struct pr_region *rgn;
+	char region[96];
+	size_t i;
+
+	r->nerrors += 1;
+	if (code == -pte_nomap && r->miss) {
+		uint64_t ip = r->miss_ip;
+		uint32_t space = ip >> 63 ? 0 : r->space;
+
+		/* a region of any time names where it happened */
+		rgn = pr_store_name(&r->rp->store, space, ip, UINT64_MAX - 1);
+		if (!rgn)
+			rgn = pr_store_name(&r->rp->store, space, ip, 0);
+		if (rgn && rgn->name)
+			snprintf(region, sizeof(region), "%s", rgn->name);
+		else
+			snprintf(region, sizeof(region), "[unknown %s]",
+				 ip >> 63 ? "kernel" : "user");
+	} else {
+		uint32_t space = r->last_ip >> 63 ? 0 : r->space;
+
+		rgn = r->ninsn ? pr_store_name(&r->rp->store, space, r->last_ip,
+						 r->time) : NULL;
+		snprintf(region, sizeof(region), "%s",
+			 rgn && rgn->name ? rgn->name : "[trace]");
+	}
+	r->miss = 0;
+
+	for (i = 0; i < r->nerr; ++i)
+		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
+			r->err[i].count += 1;
+			return;
+		}
+	if (r->nerr >= 256)
+		return;
+	struct pr_err_count *e = realloc(r->err, (r->nerr + 1) * sizeof(*e));
+
+	if (!e) {
+		r->failed = 1;
+		return;
+	}
+	r->err = e;
+	e = &r->err[r->nerr++];
+	e->code = code;
+	e->count = 1;
+	snprintf(e->region, sizeof(e->region), "%s", region);
+}
+
+static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+	int32_t tid = r->tid;
+
+	r->ninsn += 1;
+	r->last_ip = insn->ip;
+	if (o->outputs & PR_OUT_FLOW)
+		pr_buf_flow(&r->flow, tid, insn->ip, o->json);
+
+	if (o->outputs & PR_OUT_PROFILE) {
+		if (!r->f_valid || insn->ip < r->f_lo || insn->ip >= r->f_hi ||
+		    !r->f_cur) {
+			char buf[8];
+			const void *k1;
+			uint64_t k2;
+			const char *name, *dso;
+
+			name = pr_qres_sym(r, insn->ip, buf, sizeof(buf), &k1,
+					   &k2, &r->f_lo, &r->f_hi, &dso);
+			if (!k1) {
+				k1 = "[unknown]";
+				k2 = 0;
+				name = "[unknown]";
+			}
+			r->f_cur = pr_prof_get(r, k1, k2, name, dso);
+			r->f_valid = 1;
+			if (!r->f_cur)
+				r->failed = 1;
+		}
+		if (r->f_cur)
+			r->f_cur->count += 1;
+	}
+
+	if (o->outputs & PR_OUT_CALLS) {
+		if (r->pend) {
+			char from[160], to[160];
+			const void *k1;
+			uint64_t k2, lo, hi;
+			const char *dso;
+
+			memcpy(from, r->pend_from, sizeof(from));
+			pr_qres_sym(r, insn->ip, to, sizeof(to), &k1, &k2, &lo,
+				    &hi, &dso);
+			if (o->json)
+				pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
+					      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
+					      "\"from\":\"%s\",\"to\":\"%s\","
+					      "\"target\":\"0x%" PRIx64 "\"}",
+					      r->calls.len ? ",\n" : "",
+					      r->pend_tid, r->pend_ip,
+					      r->pend == 1 ? "call" : "return",
+					      from, to, insn->ip);
+			else
+				pr_buf_printf(&r->calls, "%5d %16" PRIx64
+					      " %*s%s %s -> %s\n", r->pend_tid,
+					      r->pend_ip, 2 * (r->depth > 30 ?
+							       30 : r->depth),
+					      "", r->pend == 1 ? "call  " :
+					      "return", from, to);
+			if (r->pend == 1)
+				r->depth += 1;
+			else if (r->depth > 0)
+				r->depth -= 1;
+			r->pend = 0;
+		}
+		switch (insn->iclass) {
+		case ptic_call:
+		case ptic_far_call:
+			r->pend = 1;
+			break;
+		case ptic_return:
+		case ptic_far_return:
+			r->pend = 2;
+			break;
+		default:
+			break;
+		}
+		if (r->pend) {
+			const void *k1;
+			uint64_t k2, lo, hi;
+			const char *dso;
+
+			r->pend_ip = insn->ip;
+			r->pend_tid = tid;
+			pr_qres_sym(r, insn->ip, r->pend_from,
+				    sizeof(r->pend_from), &k1, &k2, &lo, &hi,
+				    &dso);
+		}
+	}
+}
+
+static volatile uint64_t pr_progress_bytes;
+
+/* Decode queue @r->q. */
+static void pr_qres_decode(struct pr_qres *r)
+{
+	struct pr_queue *q = r->q;
+	struct pt_config config;
+	struct pt_insn insn;
+	struct pt_event ev;
+	uint64_t last_off = UINT64_MAX, off, reported = 0;
+	int status;
+
+	r->tid = q->tid;
+	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
+	if (!q->size)
+		return;
+
+	pt_config_init(&config);
+	config.begin = (uint8_t *)q->buf;
+	config.end = (uint8_t *)q->buf + q->size;
+	r->dec = pt_insn_alloc_decoder(&config);
+	if (!r->dec) {
+		r->failed = 1;
+		return;
+	}
+	pt_image_set_callback(pt_insn_get_image(r->dec), pr_read_mem, r);
+
+	for (;;) {
+		status = pt_insn_sync_forward(r->dec);
+		if (status < 0) {
+			if (status == -pte_eos)
+				break;
+			pr_qres_error(r, status);
+			/* make sure we move on */
+			if (pt_insn_get_offset(r->dec, &off) < 0 ||
+			    off == last_off)
+				break;
+			last_off = off;
+			continue;
+		}
+		r->nsync += 1;
+		r->pend = 0;
+
+		for (;;) {
+			while (status & pts_event_pending) {
+				status = pt_insn_event(r->dec, &ev, sizeof(ev));
+				if (status < 0)
+					break;
+				if (ev.type == ptev_overflow) {
+					r->noverflow += 1;
+					r->pend = 0;
+				} else if (ev.type == ptev_disabled ||
+					   ev.type == ptev_async_disabled) {
+					r->ndisabled += 1;
+					r->pend = 0;
+				}
+			}
+			if (status < 0)
+				break;
+			if (status & pts_eos) {
+				status = -pte_eos;
+				break;
+			}
+			status = pt_insn_next(r->dec, &insn, sizeof(insn));
+			if (status < 0)
+				break;
+			pr_qres_time(r);
+			pr_qres_insn(r, &insn);
+			if (!(r->ninsn & 0xffff) &&
+			    pt_insn_get_offset(r->dec, &off) == 0) {
+				__atomic_add_fetch(&pr_progress_bytes,
+						   off - reported,
+						   __ATOMIC_RELAXED);
+				reported = off;
+			}
+		}
+		if (status == -pte_eos)
+			break;
+		pr_qres_error(r, status);
+		if (pt_insn_get_offset(r->dec, &off) == 0) {
+			if (off == last_off && status != -pte_nomap)
+				break;
+			last_off = off;
+		}
+	}
+	__atomic_add_fetch(&pr_progress_bytes, q->size - reported,
+			   __ATOMIC_RELAXED);
+	pt_insn_free_decoder(r->dec);
+	r->dec = NULL;
+}
+
+struct pr_pool {
+	struct pr_replay *rp;
+	size_t next;
+	size_t done;
+};
+
+static void *pr_worker(void *arg)
+{
+	struct pr_pool *pool = arg;
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED);
+
+		if (i >= pool->rp->nq)
+			break;
+		pr_qres_decode(pool->rp->q[i].res);
+		__atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static double pr_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int pr_replay_decode(struct pr_replay *rp)
+{
+	struct pr_pool pool = { .rp = rp };
+	pthread_t tids[64];
+	uint64_t total = 0;
+	size_t i;
+	int n, started = 0, progress;
+	double t0 = pr_now();
+
+	if (!rp)
+		return -1;
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			return -1;
+		r->rp = rp;
+		r->q = &rp->q[i];
+		rp->q[i].res = r;
+		total += rp->q[i].size;
+	}
+	n = rp->opts.jobs > 0 ? rp->opts.jobs : 1;
+	if (n > 64)
+		n = 64;
+	if ((size_t)n > rp->nq)
+		n = (int)rp->nq;
+	progress = rp->opts.progress < 0 ? isatty(2) : rp->opts.progress;
+	pr_progress_bytes = 0;
+
+	for (i = 1; i < (size_t)n; ++i)
+		if (pthread_create(&tids[started], NULL, pr_worker, &pool) == 0)
+			started += 1;
+	if (!progress) {
+		pr_worker(&pool);
+	} else {
+		pthread_t self;
+		int have_self = !pthread_create(&self, NULL, pr_worker, &pool);
+
+		if (!have_self)
+			pr_worker(&pool);
+		while (__atomic_load_n(&pool.done, __ATOMIC_ACQUIRE) < rp->nq) {
+			uint64_t b = __atomic_load_n(&pr_progress_bytes,
+						     __ATOMIC_RELAXED);
+			int pct = total ? (int)(b * 100 / total) : 100;
+			int k;
+
+			fprintf(stderr, "\r[");
+			for (k = 0; k < 40; ++k)
+				fputc(k < pct * 40 / 100 ? '#' : ' ', stderr);
+			fprintf(stderr, "] %3d%%", pct > 100 ? 100 : pct);
+			fflush(stderr);
+			usleep(100000);
+		}
+		if (have_self)
+			pthread_join(self, NULL);
+		fprintf(stderr, "\r[########################################]"
+			" 100%%\n");
+	}
+	for (i = 0; i < (size_t)started; ++i)
+		pthread_join(tids[i], NULL);
+	rp->decode_seconds = pr_now() - t0;
+	return 0;
+}
+
+/* ---- outputs ---- */
+
+struct pr_prof_out {
+	const char *name, *dso;
+	uint64_t count;
+};
+
+static int pr_prof_out_cmp(const void *a, const void *b)
+{
+	const struct pr_prof_out *x = a, *y = b;
+	int c;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->dso, y->dso);
+}
+
+/* Print @s as a JSON string. */
+static void pr_json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; ++s) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void pr_print_profile(struct pr_replay *rp, FILE *out, uint64_t total)
+{
+	struct pr_prof_out *all = NULL;
+	size_t n = 0, cap = 0, i, j, k;
+	int json = rp->opts.json;
+
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = rp->q[i].res;
+
+		for (j = 0; r && j < r->capprof; ++j) {
+			struct pr_prof *p = &r->prof[j];
+
+			if (!p->name)
+				continue;
+			for (k = 0; k < n; ++k)
+				if (!strcmp(all[k].name, p->name) &&
+				    !strcmp(all[k].dso, p->dso))
+					break;
+			if (k < n) {
+				all[k].count += p->count;
+				continue;
+			}
+			if (n == cap) {
+				struct pr_prof_out *a;
+
+				cap = cap ? 2 * cap : 64;
+				a = realloc(all, cap * sizeof(*a));
+				if (!a)
+					break;
+				all = a;
+			}
+			all[n].name = p->name;
+			all[n].dso = p->dso;
+			all[n].count = p->count;
+			n += 1;
+		}
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), pr_prof_out_cmp);
+	if (json) {
+		fprintf(out, "\"profile\":[");
+		for (i = 0; i < n; ++i) {
+			fprintf(out, "%s\n{\"function\":", i ? "," : "");
+			pr_json_str(out, all[i].name);
+			fprintf(out, ",\"image\":");
+			pr_json_str(out, all[i].dso);
+			fprintf(out, ",\"insns\":%" PRIu64 "}", all[i].count);
+		}
+		fprintf(out, "]");
+	} else {
+		fprintf(out, "# profile: instructions per function "
+			"(%" PRIu64 " total)\n", total);
+		fprintf(out, "%12s %6s  %-40s %s\n", "insns", "%", "function",
+			"image");
+		for (i = 0; i < n; ++i)
+			fprintf(out, "%12" PRIu64 " %6.2f  %-40s %s\n",
+				all[i].count, total ? 100.0 * all[i].count /
+				total : 0.0, all[i].name, all[i].dso);
+	}
+	free(all);
+}
+
+static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
+			    uint64_t nerrors)
+{
+	const struct pr_replay_counts *c = &rp->cnt;
+	const struct pr_fj_asm *fj = &rp->fj;
+	uint64_t nsync = 0, novf = 0, aux = 0;
+	int json = rp->opts.json;
+	size_t i, j;
+	int first = 1;
+
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = rp->q[i].res;
+
+		aux += rp->q[i].size;
+		if (r) {
+			nsync += r->nsync;
+			novf += r->noverflow;
+		}
+	}
+
+	if (json) {
+		fprintf(out, "\"health\":{\"instructions\":%" PRIu64
+			",\"errors\":%" PRIu64 ",\"queues\":%zu,"
+			"\"aux_bytes\":%" PRIu64 ",\"syncs\":%" PRIu64
+			",\"overflows\":%" PRIu64 ",\"decode_seconds\":%.6f,"
+			"\"errors_by_kind\":[", ninsn, nerrors, rp->nq, aux,
+			nsync, novf, rp->decode_seconds);
+		for (i = 0; i < rp->nq; ++i) {
+			struct pr_qres *r = rp->q[i].res;
+
+			for (j = 0; r && j < r->nerr; ++j) {
+				fprintf(out, "%s{\"queue\":%u,\"kind\":",
+					first ? "" : ",", rp->q[i].idx);
+				pr_json_str(out, pt_errstr(pt_errcode(
+						r->err[j].code)));
+				fprintf(out, ",\"region\":");
+				pr_json_str(out, r->err[j].region);
+				fprintf(out, ",\"count\":%" PRIu64 "}",
+					r->err[j].count);
+				first = 0;
+			}
+		}
+		fprintf(out, "],\"flowjit\":{\"records\":%" PRIu64
+			",\"ignored\":%" PRIu64 ",\"images_resolved\":%" PRIu64
+			",\"incomplete_bad_checksum\":%" PRIu64
+			",\"incomplete_missing_chunks\":%" PRIu64
+			",\"incomplete_overlapping_chunks\":%" PRIu64
+			",\"too_large\":%" PRIu64 ",\"bad_records\":%" PRIu64
+			",\"unknown_version\":%" PRIu64 ",\"retired\":%" PRIu64
+			",\"retire_unmatched\":%" PRIu64 "},"
+			"\"lost_records\":%" PRIu64 ",\"lost_events\":%" PRIu64
+			",\"lost_samples\":%" PRIu64 ",\"aux_truncated\":%"
+			PRIu64 ",\"aux_collision\":%" PRIu64 ",\"records\":%"
+			PRIu64 ",\"mmaps\":%" PRIu64 ",\"files_missing\":%"
+			PRIu64 ",\"buildid_mismatch\":%" PRIu64
+			",\"ksymbols\":%" PRIu64 ",\"bpf_loads\":%" PRIu64
+			",\"text_pokes\":%" PRIu64 "}",
+			c->fj_records, c->fj_ignored, fj->complete,
+			fj->bad_csum, fj->incomplete, fj->overlap,
+			fj->too_large, fj->bad_records, c->fj_unknown_version,
+			c->fj_retired, c->fj_retire_unmatched, c->lost,
+			c->lost_events, c->lost_samples, c->aux_truncated,
+			c->aux_collision, c->records, c->mmaps,
+			rp->store.files_missing, rp->store.buildid_mismatch,
+			c->ksymbols, c->bpf_loads, c->text_pokes);
+		return;
+	}
+
+	fprintf(out, "# decode health\n");
+	fprintf(out, "instructions decoded:   %" PRIu64 "\n", ninsn);
+	fprintf(out, "decode errors:          %" PRIu64 "\n", nerrors);
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = rp->q[i].res;
+
+		for (j = 0; r && j < r->nerr; ++j)
+			fprintf(out, "  %8" PRIu64 "  %-28s in %s (queue %u)\n",
+				r->err[j].count,
+				pt_errstr(pt_errcode(r->err[j].code)),
+				r->err[j].region, rp->q[i].idx);
+	}
+	fprintf(out, "AUX queues:             %zu (%" PRIu64 " bytes, %s)\n",
+		rp->nq, aux, rp->info.per_cpu_mmaps ? "per CPU" :
+		"per thread");
+	fprintf(out, "synchronizations:       %" PRIu64 "\n", nsync);
+	fprintf(out, "overflows:              %" PRIu64 "\n", novf);
+	fprintf(out, "flowjit records:        %" PRIu64 "%s\n", c->fj_records,
+		c->fj_ignored ? " (ignored: --no-flowjit)" : "");
+	fprintf(out, "  images resolved:      %" PRIu64 "\n", fj->complete);
+	fprintf(out, "  incomplete:           %" PRIu64 " (bad checksum %"
+		PRIu64 ", missing chunks %" PRIu64 ", overlapping chunks %"
+		PRIu64 ", too large %" PRIu64 ")\n",
+		fj->bad_csum + fj->incomplete + fj->overlap + fj->too_large,
+		fj->bad_csum, fj->incomplete, fj->overlap, fj->too_large);
+	fprintf(out, "  malformed records:    %" PRIu64 " (unknown version %"
+		PRIu64 ")\n", fj->bad_records, c->fj_unknown_version);
+	fprintf(out, "  retired:              %" PRIu64 " (unmatched %" PRIu64
+		")\n", c->fj_retired, c->fj_retire_unmatched);
+	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64
+		" PERF_RECORD_LOST)\n", c->lost, c->lost_events);
+	fprintf(out, "AUX truncated:          %" PRIu64 "\n", c->aux_truncated);
+	fprintf(out, "code mappings:          %" PRIu64 " (unreadable %" PRIu64
+		", build-id mismatch %" PRIu64 ")\n", c->mmaps,
+		c->mmaps_unreadable, rp->store.buildid_mismatch);
+	fprintf(out, "ksymbols:               %" PRIu64 ", BPF loads %" PRIu64
+		", text pokes %" PRIu64 "\n", c->ksymbols, c->bpf_loads,
+		c->text_pokes);
+	fprintf(out, "decode time:            %.3f s\n", rp->decode_seconds);
+}
+
+uint64_t pr_replay_print(struct pr_replay *rp, FILE *out)
+{
+	uint64_t ninsn = 0, nerrors = 0;
+	uint32_t o;
+	int json, first = 1;
+	size_t i;
+
+	if (!rp || !out)
+		return 0;
+	o = rp->opts.outputs;
+	json = rp->opts.json;
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = rp->q[i].res;
+
+		if (r) {
+			ninsn += r->ninsn;
+			nerrors += r->nerrors;
+		}
+	}
+
+	if (json)
+		fputc('{', out);
+	if (o & PR_OUT_FLOW) {
+		if (json)
+			fprintf(out, "\"flow\":[\n");
+		for (i = 0; i < rp->nq; ++i) {
+			struct pr_qres *r = rp->q[i].res;
+
+			if (!r || !r->flow.len)
+				continue;
+			if (json && !first)
+				fputs(",\n", out);
+			fwrite(r->flow.p, 1, r->flow.len, out);
+			first = 0;
+		}
+		if (json)
+			fprintf(out, "]");
+	}
+	if (o & PR_OUT_CALLS) {
+		first = 1;
+		if (json)
+			fprintf(out, "%s\"calls\":[\n", o & PR_OUT_FLOW ?
+				",\n" : "");
+		for (i = 0; i < rp->nq; ++i) {
+			struct pr_qres *r = rp->q[i].res;
+
+			if (!r || !r->calls.len)
+				continue;
+			if (json && !first)
+				fputs(",\n", out);
+			fwrite(r->calls.p, 1, r->calls.len, out);
+			first = 0;
+		}
+		if (json)
+			fprintf(out, "]");
+	}
+	if (o & PR_OUT_PROFILE) {
+		if (json && (o & (PR_OUT_FLOW | PR_OUT_CALLS)))
+			fprintf(out, ",\n");
+		pr_print_profile(rp, out, ninsn);
+	}
+	if (o & PR_OUT_HEALTH) {
+		if (json && (o & (PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE)))
+			fprintf(out, ",\n");
+		pr_print_health(rp, out, ninsn, nerrors);
+	}
+	if (json)
+		fprintf(out, "}\n");
+
+	for (i = 0; i < rp->nq; ++i) {
+		struct pr_qres *r = rp->q[i].res;
+
+		if (!r)
+			continue;
+		free(r->flow.p);
+		free(r->calls.p);
+		free(r->prof);
+		free(r->err);
+		r->flow.p = r->calls.p = NULL;
+		r->prof = NULL;
+		r->err = NULL;
+		r->capprof = r->nprof = r->nerr = 0;
+		r->flow.len = r->calls.len = 0;
+	}
+	return nerrors;
+}
+
+static void pr_replay_usage(FILE *out)
+{
+	fputs("usage: ptreplay [decode] -i perf.data [options]\n"
+	      "\n"
+	      "Decode the Intel PT AUX data of a perf.data through a code store\n"
+	      "versioned by (address space, address range, time).\n"
+	      "\n"
+	      "outputs (default: --flow):\n"
+	      "  --flow        instruction flow, 'TID IP' per line as\n"
+	      "                perf script --itrace=i0ns -F tid,ip prints it\n"
+	      "  --calls       call/return flow with symbols\n"
+	      "  --profile     instructions per function\n"
+	      "  --health      decode-health report\n"
+	      "options:\n"
+	      "  -i FILE       the perf.data (default: perf.data)\n"
+	      "  -j N          decode N AUX queues in parallel (default 1)\n"
+	      "  --no-flowjit  ignore PERF_RECORD_FLOWJIT records\n"
+	      "  --json        machine-readable output (one JSON object)\n"
+	      "  --progress, --no-progress\n"
+	      "                a progress bar on stderr (default: if a tty)\n"
+	      "  --no-vdso     do not use this machine's vdso for [vdso]\n"
+	      "Exit status: 0 decoded without errors, 1 bad usage or input,\n"
+	      "2 decoded with decode errors.\n", out);
+}
+
+int pr_replay_main(int argc, char *const *argv)
+{
+	struct pr_replay_opts opts;
+	struct pr_replay *rp;
+	uint64_t nerrors;
+	int i;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.input = "perf.data";
+	opts.jobs = 1;
+	opts.progress = -1;
+
+	for (i = 0; i < argc; ++i) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+			if (++i >= argc)
+				goto missing;
+			opts.input = argv[i];
+		} else if (!strncmp(a, "--input=", 8)) {
+			opts.input = a + 8;
+		} else if (!strcmp(a, "-j") || !strncmp(a, "-j", 2)) {
+			const char *v = a[2] ? a + 2 : (++i < argc ? argv[i] :
+							NULL);
+			char *end;
+			long n;
+
+			if (!v)
+				goto missing;
+			n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > 64) {
+				fprintf(stderr, "ptreplay: bad -j: %s (1..64)\n",
+					v);
+				return 1;
+			}
+			opts.jobs = (int)n;
+		} else if (!strcmp(a, "--flow")) {
+			opts.outputs |= PR_OUT_FLOW;
+		} else if (!strcmp(a, "--calls")) {
+			opts.outputs |= PR_OUT_CALLS;
+		} else if (!strcmp(a, "--profile")) {
+			opts.outputs |= PR_OUT_PROFILE;
+		} else if (!strcmp(a, "--health") || !strcmp(a, "--report")) {
+			opts.outputs |= PR_OUT_HEALTH;
+		} else if (!strcmp(a, "--no-flowjit")) {
+			opts.no_flowjit = 1;
+		} else if (!strcmp(a, "--json")) {
+			opts.json = 1;
+		} else if (!strcmp(a, "--progress")) {
+			opts.progress = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			opts.progress = 0;
+		} else if (!strcmp(a, "--no-vdso")) {
+			opts.no_vdso = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			pr_replay_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "ptreplay: unknown option: %s\n", a);
+			pr_replay_usage(stderr);
+			return 1;
+		}
+	}
+	if (!opts.outputs)
+		opts.outputs = PR_OUT_FLOW;
+
+	rp = malloc(sizeof(*rp));
+	if (!rp) {
+		fprintf(stderr, "ptreplay: out of memory\n");
+		return 1;
+	}
+	pr_replay_init(rp, &opts);
+	if (pr_replay_load(rp, NULL, 0) < 0) {
+		fprintf(stderr, "ptreplay: %s: %s\n", opts.input, rp->error);
+		pr_replay_fini(rp);
+		free(rp);
+		return 1;
+	}
+	if (pr_replay_decode(rp) < 0) {
+		fprintf(stderr, "ptreplay: out of memory\n");
+		pr_replay_fini(rp);
+		free(rp);
+		return 1;
+	}
+	nerrors = pr_replay_print(rp, stdout);
+	if (nerrors)
+		fprintf(stderr, "ptreplay: %" PRIu64 " decode error(s); see "
+			"--health\n", nerrors);
+	pr_replay_fini(rp);
+	free(rp);
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	return nerrors ? 2 : 0;
+
+missing:
+	fprintf(stderr, "ptreplay: %s needs an argument\n", argv[argc - 1]);
+	return 1;
+}

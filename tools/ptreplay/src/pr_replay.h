@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pr_replay: `ptreplay decode`, replaying a perf.data through the
+ * versioned code store.
+ *
+ * pr_replay_load() reads the perf.data: it collects the AUX queues, builds
+ * the code store from the sideband (MMAP/MMAP2, COMM exec, FORK, KSYMBOL,
+ * TEXT_POKE, flowjit) and the task tables (FORK/COMM/ITRACE_START, context
+ * switches), and counts what was lost.  pr_replay_decode() decodes the
+ * queues, in parallel, with libipt's instruction flow decoder reading code
+ * through a callback that asks the store for the bytes live at the
+ * decoder's current time.  pr_replay_print() writes the outputs.
+ */
+#ifndef PR_REPLAY_H
+#define PR_REPLAY_H
+
+#include "pr_flowjit.h"
+#include "pr_perf.h"
+#include "pr_store.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Outputs. */
+enum {
+	PR_OUT_FLOW	= 1 << 0,
+	PR_OUT_CALLS	= 1 << 1,
+	PR_OUT_PROFILE	= 1 << 2,
+	PR_OUT_HEALTH	= 1 << 3,
+};
+
+struct pr_replay_opts {
+	const char *input;
+	uint32_t outputs;
+	int jobs;
+	int no_flowjit;
+	int json;
+	int progress;		/* -1: if stderr is a terminal */
+	int no_files;		/* do not open files named in the trace */
+	int no_vdso;
+};
+
+/* An AUX queue. */
+struct pr_queue {
+	uint32_t idx;
+	int32_t tid, cpu;
+	/* The trace: one AUXTRACE buffer in the file, or a concatenation. */
+	const uint8_t *buf;
+	uint8_t *owned;
+	size_t size;
+	uint32_t nbuffers;
+
+	/* Results of decoding (struct pr_qres in pr_decode.c). */
+	void *res;
+};
+
+struct pr_task {
+	uint32_t tid, pid;
+};
+
+struct pr_switch {
+	uint64_t time;
+	uint32_t pid, tid;
+	int out;
+};
+
+struct pr_cpu_sched {
+	uint32_t cpu;
+	struct pr_switch *sw;
+	size_t nsw, cap;
+};
+
+/* Record counters for the health report. */
+struct pr_replay_counts {
+	uint64_t records;
+	uint64_t by_type[72];
+	uint64_t lost;			/* records lost (PERF_RECORD_LOST) */
+	uint64_t lost_events;		/* LOST records */
+	uint64_t lost_samples;
+	uint64_t aux_truncated, aux_partial, aux_collision;
+	uint64_t mmaps, mmaps_unreadable;
+	uint64_t ksymbols, bpf_loads, bpf_unloads, text_pokes;
+	uint64_t fj_records, fj_ignored, fj_unknown_version, fj_retired;
+	uint64_t fj_retire_unmatched;
+	uint64_t execs, forks;
+};
+
+struct pr_replay {
+	struct pr_replay_opts opts;
+	struct pr_perf perf;
+	struct pr_pt_info info;
+	struct pr_store store;
+	struct pr_fj_asm fj;
+
+	struct pr_queue *q;
+	size_t nq;
+
+	struct pr_task *task;
+	size_t ntask, captask;
+
+	struct pr_cpu_sched *cpu;
+	size_t ncpu;
+
+	struct pr_replay_counts cnt;
+
+	/* Decode totals, filled by pr_replay_decode(). */
+	double decode_seconds;
+
+	/* The last error. */
+	char error[200];
+};
+
+/* Initialize @rp with @opts (copied). */
+extern void pr_replay_init(struct pr_replay *rp,
+			   const struct pr_replay_opts *opts);
+extern void pr_replay_fini(struct pr_replay *rp);
+
+/* Load a perf.data from @size bytes at @buf (kept), or from the file
+ * @rp->opts.input if @buf is NULL.
+ *
+ * Returns zero on success, -1 with @rp->error set if the file is malformed
+ * or has no Intel PT data.
+ */
+extern int pr_replay_load(struct pr_replay *rp, const uint8_t *buf,
+			  size_t size);
+
+/* The pid owning thread @tid (@tid itself if unknown). */
+extern uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid);
+
+/* The task on @cpu at @time: 0 if it ran a task, -1 if idle/unknown. */
+extern int pr_replay_on_cpu(const struct pr_replay *rp, uint32_t cpu,
+			    uint64_t time, uint32_t *pid, uint32_t *tid);
+
+/* Decode all queues with @rp->opts.jobs threads.
+ *
+ * Returns zero on success, -1 if out of memory.
+ */
+extern int pr_replay_decode(struct pr_replay *rp);
+
+/* Print the selected outputs to @out.
+ * Returns the number of decode errors.
+ */
+extern uint64_t pr_replay_print(struct pr_replay *rp, FILE *out);
+
+/* Run `ptreplay decode` with @argc arguments in @argv (after "decode").
+ * Returns the exit status: 0 if decoded without errors, 1 for usage and
+ * input errors, 2 if decoding reported errors.
+ */
+extern int pr_replay_main(int argc, char *const *argv);
+
+#endif /* PR_REPLAY_H */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pr_store: the code store versioned by (address space, range, time).
+ *
+ * A region says: from time t_start until t_end, [start, end) of address
+ * space @space holds these bytes.  Regions come from MMAP/MMAP2 (ELF files
+ * by path), the vdso, TEXT_POKE and flowjit images; KSYMBOL adds names.
+ * Address spaces are numbered by pid for user space (flowjit records of
+ * kind USER_JIT carry the pid) and 0 for the kernel.
+ *
+ * The bytes for (space, ip) at trace time t come from the region that
+ * covers ip, is live at t (t_start <= t < t_end) and started last; later
+ * added regions win ties.  If none is live at t, the region that becomes
+ * live first after t is used: a decoder's time is the last timing packet,
+ * a lower bound of the real time, so code that appeared after it may
+ * already run (see README.rst).
+ *
+ * The store is filled from the sideband, frozen, then read concurrently by
+ * decoder threads (lookups do not modify it).
+ */
+#ifndef PR_STORE_H
+#define PR_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pr_elf;
+
+enum pr_region_kind {
+	PR_RGN_FILE	= 1,	/* an ELF (or other) file mapped by MMAP2 */
+	PR_RGN_VDSO,		/* [vdso]: this machine's copy */
+	PR_RGN_FLOWJIT,		/* a flowjit image */
+	PR_RGN_POKE,		/* TEXT_POKE new bytes */
+	PR_RGN_NAME,		/* a name only (KSYMBOL), no bytes */
+};
+
+struct pr_region {
+	uint32_t space;
+	uint32_t kind;
+	uint64_t start, end;
+	uint64_t t_start, t_end;
+	/* Bytes for [start, start + nbytes); not owned unless @owned. */
+	const uint8_t *bytes;
+	uint64_t nbytes;
+	int owned;
+	/* Name (owned): file path, BPF prog name, jit:<pid>:<addr>. */
+	char *name;
+	/* For file regions: the ELF (shared, owned by the store). */
+	struct pr_elf *elf;
+	uint64_t pgoff;
+	/* flowjit details. */
+	uint32_t fj_kind, revision;
+	uint64_t fj_id;
+	/* Insertion order. */
+	uint64_t seq;
+};
+
+/* A mapped file, shared by its regions. */
+struct pr_store_file {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	struct pr_elf *elf;
+	int failed;
+};
+
+struct pr_store {
+	struct pr_region *rgn;
+	size_t nrgn, cap;
+	/* Index of the first region of each space after freezing. */
+	int frozen;
+
+	struct pr_store_file *files;
+	size_t nfiles, capfiles;
+
+	/* Do not open files named in the trace (fuzzing). */
+	int no_files;
+
+	/* Counters for the health report. */
+	uint64_t files_missing;
+	uint64_t buildid_mismatch;
+};
+
+extern void pr_store_init(struct pr_store *store);
+extern void pr_store_fini(struct pr_store *store);
+
+/* Add a copy of @rgn (its name is copied; its bytes are taken over if
+ * @rgn->owned).  Returns the new region or NULL if out of memory or the
+ * region is empty or the store is frozen.
+ */
+extern struct pr_region *pr_store_add(struct pr_store *store,
+				      const struct pr_region *rgn,
+				      const char *name);
+
+/* Map [start, start + len) of @path at @pgoff into @space from @time;
+ * @build_id (of @build_id_size bytes, may be 0) is checked if given.
+ *
+ * Returns the region, or NULL if the file cannot be read (counted).
+ */
+extern struct pr_region *pr_store_add_file(struct pr_store *store,
+					   uint32_t space, uint64_t start,
+					   uint64_t len, uint64_t pgoff,
+					   const char *path, uint64_t time,
+					   const uint8_t *build_id,
+					   size_t build_id_size);
+
+/* End regions of @space overlapping [start, end) of @kind (0: any) that
+ * are live at @time: their t_end becomes @time.  If @exact, only regions
+ * starting at @start.  Returns the number of regions retired.
+ */
+extern size_t pr_store_retire(struct pr_store *store, uint32_t space,
+			      uint64_t start, uint64_t end, uint64_t time,
+			      uint32_t kind, int exact);
+
+/* Sort the regions for lookups; no more regions may be added. */
+extern void pr_store_freeze(struct pr_store *store);
+
+/* The region with bytes for @ip in @space at @time, or NULL.  *@lo and
+ * *@hi (optional) receive the address range around @ip for which the
+ * answer at @time is the same.
+ */
+extern const struct pr_region *pr_store_lookup(const struct pr_store *store,
+					       uint32_t space, uint64_t ip,
+					       uint64_t time, uint64_t *lo,
+					       uint64_t *hi);
+
+/* The region naming @ip (any kind, also PR_RGN_NAME) at @time, or NULL. */
+extern const struct pr_region *pr_store_name(const struct pr_store *store,
+					     uint32_t space, uint64_t ip,
+					     uint64_t time);
+
+/* Read up to @size bytes at @ip, assembled from the regions live at @time.
+ * Returns the number of bytes read (zero if @ip is not mapped).
+ */
+extern size_t pr_store_read(const struct pr_store *store, uint32_t space,
+			    uint64_t ip, uint64_t time, uint8_t *buf,
+			    size_t size);
+
+#endif /* PR_STORE_H */

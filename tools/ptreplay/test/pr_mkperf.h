@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pr_mkperf: build small perf.data files in memory for tests.
+ *
+ * Layout as perf record writes it: header, ids, two attrs (intel_pt with
+ * attr.flowjit, and a dummy tracking event), the data section.  All
+ * records carry a sample_id trailer for sample_type TID|TIME|CPU|
+ * IDENTIFIER; time conversion is the identity (shift 0, mult 1, zero 0):
+ * perf time = TSC.
+ */
+#ifndef PR_MKPERF_H
+#define PR_MKPERF_H
+
+#include <intel-pt.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mkp {
+	uint8_t *data;		/* the data section */
+	size_t len, cap;
+};
+
+static inline void mkp_put(struct mkp *m, const void *p, size_t n)
+{
+	if (m->len + n > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+
+		while (cap < m->len + n)
+			cap *= 2;
+		m->data = realloc(m->data, cap);
+		if (!m->data)
+			abort();
+		m->cap = cap;
+	}
+	memcpy(m->data + m->len, p, n);
+	m->len += n;
+}
+
+static inline void mkp_u64(struct mkp *m, uint64_t v) { mkp_put(m, &v, 8); }
+static inline void mkp_u32(struct mkp *m, uint32_t v) { mkp_put(m, &v, 4); }
+static inline void mkp_u16(struct mkp *m, uint16_t v) { mkp_put(m, &v, 2); }
+
+/* Start a record; returns its offset for mkp_end(). */
+static inline size_t mkp_begin(struct mkp *m, uint32_t type, uint16_t misc)
+{
+	size_t at = m->len;
+
+	mkp_u32(m, type);
+	mkp_u16(m, misc);
+	mkp_u16(m, 0);
+	return at;
+}
+
+/* Pad the body to 8 bytes, add the sample_id trailer, fix the size. */
+static inline void mkp_end(struct mkp *m, size_t at, uint32_t pid,
+			   uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	static const uint8_t zero[8];
+	uint16_t size;
+
+	if ((m->len - at) & 7)
+		mkp_put(m, zero, 8 - ((m->len - at) & 7));
+	mkp_u32(m, pid);
+	mkp_u32(m, tid);
+	mkp_u64(m, time);
+	mkp_u32(m, cpu);
+	mkp_u32(m, 0);
+	mkp_u64(m, 1);		/* identifier */
+	size = (uint16_t)(m->len - at);
+	memcpy(m->data + at + 6, &size, 2);
+}
+
+static inline void mkp_auxtrace_info(struct mkp *m)
+{
+	size_t at = mkp_begin(m, 70, 0);
+	int i;
+
+	mkp_u32(m, 1);		/* PERF_AUXTRACE_INTEL_PT */
+	mkp_u32(m, 0);
+	mkp_u64(m, 8);		/* pmu type */
+	mkp_u64(m, 0);		/* time shift */
+	mkp_u64(m, 1);		/* time mult */
+	mkp_u64(m, 0);		/* time zero */
+	mkp_u64(m, 1);		/* cap_user_time_zero */
+	for (i = 5; i < 17; ++i)
+		mkp_u64(m, 0);
+	/* no trailer: a user-type record */
+	{
+		uint16_t size = (uint16_t)(m->len - at);
+
+		memcpy(m->data + at + 6, &size, 2);
+	}
+}
+
+static inline void mkp_comm(struct mkp *m, uint32_t pid, uint32_t tid,
+			    const char *comm, int exec, uint64_t time)
+{
+	char buf[16] = { 0 };
+	size_t at = mkp_begin(m, 3, exec ? 1 << 13 : 0);
+
+	mkp_u32(m, pid);
+	mkp_u32(m, tid);
+	strncpy(buf, comm, sizeof(buf) - 1);
+	mkp_put(m, buf, 16);
+	mkp_end(m, at, pid, tid, time, 0);
+}
+
+static inline void mkp_mmap2(struct mkp *m, uint32_t pid, uint64_t start,
+			     uint64_t len, uint64_t pgoff, const char *name,
+			     uint64_t time)
+{
+	size_t at = mkp_begin(m, 10, 2 /* user */);
+	uint8_t zero[24] = { 0 };
+
+	mkp_u32(m, pid);
+	mkp_u32(m, pid);
+	mkp_u64(m, start);
+	mkp_u64(m, len);
+	mkp_u64(m, pgoff);
+	mkp_put(m, zero, 24);
+	mkp_u32(m, 5);		/* PROT_READ | PROT_EXEC */
+	mkp_u32(m, 2);		/* MAP_PRIVATE */
+	mkp_put(m, name, strlen(name) + 1);
+	mkp_end(m, at, pid, pid, time, 0);
+}
+
+static inline void mkp_lost(struct mkp *m, uint64_t n, uint64_t time)
+{
+	size_t at = mkp_begin(m, 2, 0);
+
+	mkp_u64(m, 1);
+	mkp_u64(m, n);
+	mkp_end(m, at, 0, 0, time, 0);
+}
+
+static inline void mkp_ksymbol(struct mkp *m, uint64_t addr, uint32_t len,
+			       const char *name, int unregister, uint64_t time)
+{
+	size_t at = mkp_begin(m, 17, 0);
+
+	mkp_u64(m, addr);
+	mkp_u32(m, len);
+	mkp_u16(m, 1);		/* BPF */
+	mkp_u16(m, unregister ? 1 : 0);
+	mkp_put(m, name, strlen(name) + 1);
+	mkp_end(m, at, 0, 0, time, 0);
+}
+
+/* One flowjit record: a chunk [off, off + n) of @bytes, or a retire. */
+static inline void mkp_flowjit_rec(struct mkp *m, uint8_t kind, uint8_t op,
+				   uint64_t asid, uint32_t pid, uint64_t addr,
+				   uint64_t len, uint64_t id,
+				   uint32_t revision, uint32_t csum,
+				   const uint8_t *bytes, uint32_t off,
+				   uint32_t n, uint64_t time)
+{
+	size_t at = mkp_begin(m, 63, 0);
+
+	mkp_u16(m, 1);
+	mkp_put(m, &kind, 1);
+	mkp_put(m, &op, 1);
+	mkp_u32(m, 0);
+	mkp_u64(m, asid);
+	mkp_u32(m, pid);
+	mkp_u32(m, pid);
+	mkp_u64(m, addr);
+	mkp_u64(m, len);
+	mkp_u64(m, id);
+	mkp_u32(m, 0);
+	mkp_u32(m, revision);
+	mkp_u32(m, csum);
+	mkp_u32(m, off);
+	mkp_u32(m, n);
+	mkp_u32(m, 0);
+	if (n)
+		mkp_put(m, bytes + off, n);
+	mkp_end(m, at, pid, pid, time, 0);
+}
+
+/* A whole image in chunks of at most @chunk bytes; @skip_chunk >= 0 drops
+ * that chunk, @bad_csum corrupts the checksum.
+ */
+static inline void mkp_flowjit(struct mkp *m, uint8_t kind, uint64_t asid,
+			       uint32_t pid, uint64_t addr,
+			       const uint8_t *bytes, uint32_t len,
+			       uint64_t id, uint32_t revision, uint64_t time,
+			       uint32_t chunk, int skip_chunk, int bad_csum,
+			       uint32_t (*crc)(const uint8_t *, size_t))
+{
+	uint32_t csum = crc(bytes, len) ^ (bad_csum ? 1 : 0), off;
+	int idx = 0;
+
+	for (off = 0; off < len; off += chunk, ++idx) {
+		uint32_t n = len - off < chunk ? len - off : chunk;
+
+		if (idx == skip_chunk)
+			continue;
+		mkp_flowjit_rec(m, kind, 1, asid, pid, addr, len, id, revision,
+				csum, bytes, off, n, time);
+	}
+}
+
+static inline void mkp_auxtrace(struct mkp *m, const uint8_t *pt, size_t n,
+				uint32_t idx, uint32_t tid, uint32_t cpu)
+{
+	static const uint8_t zero[8];
+	size_t at = mkp_begin(m, 71, 0);
+	uint64_t padded = (n + 7) & ~(size_t)7;
+	uint16_t size;
+
+	mkp_u64(m, padded);
+	mkp_u64(m, 0);
+	mkp_u64(m, idx);
+	mkp_u32(m, idx);
+	mkp_u32(m, tid);
+	mkp_u32(m, cpu);
+	mkp_u32(m, 0);
+	size = (uint16_t)(m->len - at);
+	memcpy(m->data + at + 6, &size, 2);
+	mkp_put(m, pt, n);
+	if (padded > n)
+		mkp_put(m, zero, padded - n);
+}
+
+/* The whole file for data section @m; *@size receives its size. */
+static inline uint8_t *mkp_file(const struct mkp *m, size_t *size)
+{
+	const uint64_t attr_size = 136 + 16;
+	uint64_t ids_off = 104, attrs_off = ids_off + 16;
+	uint64_t data_off = attrs_off + 2 * attr_size;
+	uint8_t *f;
+	uint64_t v;
+	int i;
+
+	*size = data_off + m->len;
+	f = calloc(1, *size);
+	if (!f)
+		abort();
+	memcpy(f, "PERFILE2", 8);
+	v = 104; memcpy(f + 8, &v, 8);
+	memcpy(f + 16, &attr_size, 8);
+	memcpy(f + 24, &attrs_off, 8);
+	v = 2 * attr_size; memcpy(f + 32, &v, 8);
+	memcpy(f + 40, &data_off, 8);
+	v = m->len; memcpy(f + 48, &v, 8);
+	v = 1; memcpy(f + ids_off, &v, 8);
+	v = 2; memcpy(f + ids_off + 8, &v, 8);
+	for (i = 0; i < 2; ++i) {
+		uint8_t *a = f + attrs_off + i * attr_size;
+		uint32_t type = i ? 1 : 8, asize = 136;
+		uint64_t st = (1 << 1) | (1 << 2) | (1 << 7) | (1 << 16);
+		uint64_t flags = (1ULL << 18) | (1ULL << 5) |
+				 (i ? 0 : 1ULL << 63);
+
+		memcpy(a, &type, 4);
+		memcpy(a + 4, &asize, 4);
+		memcpy(a + 24, &st, 8);
+		memcpy(a + 40, &flags, 8);
+		v = ids_off + 8 * i; memcpy(a + attr_size - 16, &v, 8);
+		v = 8; memcpy(a + attr_size - 8, &v, 8);
+	}
+	memcpy(f + data_off, m->data, m->len);
+	return f;
+}
+
+/* PT packets with libipt's encoder. */
+struct mkpt {
+	uint8_t buf[4096];
+	struct pt_encoder *enc;
+};
+
+static inline void mkpt_init(struct mkpt *p)
+{
+	struct pt_config config;
+
+	pt_config_init(&config);
+	config.begin = p->buf;
+	config.end = p->buf + sizeof(p->buf);
+	p->enc = pt_alloc_encoder(&config);
+}
+
+static inline void mkpt_pkt(struct mkpt *p, struct pt_packet *pkt)
+{
+	if (pt_enc_next(p->enc, pkt) < 0)
+		abort();
+}
+
+/* PSB, TSC, MODE.Exec 64-bit, PSBEND. */
+static inline void mkpt_psb(struct mkpt *p, uint64_t tsc)
+{
+	struct pt_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_psb;
+	mkpt_pkt(p, &pkt);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = tsc;
+	mkpt_pkt(p, &pkt);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_mode;
+	pkt.payload.mode.leaf = pt_mol_exec;
+	pkt.payload.mode.bits.exec.csl = 1;
+	mkpt_pkt(p, &pkt);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_psbend;
+	mkpt_pkt(p, &pkt);
+}
+
+static inline void mkpt_tip(struct mkpt *p, enum pt_packet_type type,
+			    uint64_t ip)
+{
+	struct pt_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = type;
+	pkt.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	pkt.payload.ip.ip = ip;
+	mkpt_pkt(p, &pkt);
+}
+
+static inline size_t mkpt_fini(struct mkpt *p)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(p->enc, &off);
+	pt_free_encoder(p->enc);
+	return (size_t)off;
+}
+
+/* The JIT scenario (pid 100, one per-thread AUX queue):
+ *
+ * - user JIT page at 0x10000: revision 1 (nop; nop; nop; syscall) from time
+ *   1000, sent in 2-byte chunks; revision 2 (nop; syscall) from 3000;
+ * - BPF prog 7 at MKP_KADDR (nop; nop; syscall) from 1000, retired at 2000;
+ *   prog 8 reuses the address (nop; syscall) from 2500; both named by KSYMBOL;
+ * - an image missing a chunk at 0x30000, one with a bad CRC at 0x40000;
+ * - PERF_RECORD_LOST of 3 records;
+ * - the trace: at TSC 1500 the JIT page then prog 7 run, at TSC 3500 the
+ *   JIT page then prog 8.  The flow is 11 instructions (MKP_FLOW).
+ */
+#define MKP_KADDR	0xffffffffa0001000ULL
+#define MKP_FLOW							\
+	"  100             10000\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"					\
+	"  100  ffffffffa0001000\n"					\
+	"  100  ffffffffa0001001\n"					\
+	"  100  ffffffffa0001002\n"					\
+	"  100             10000\n"					\
+	"  100             10001\n"					\
+	"  100  ffffffffa0001000\n"					\
+	"  100  ffffffffa0001001\n"
+
+static inline void mkp_scenario(struct mkp *m,
+				uint32_t (*crc)(const uint8_t *, size_t))
+{
+	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
+	static const uint8_t rev2[] = { 0x90, 0x0f, 0x05 };
+	static const uint8_t progA[] = { 0x90, 0x90, 0x0f, 0x05 };
+	static const uint8_t progB[] = { 0x90, 0x0f, 0x05 };
+	static const uint8_t junk[16] = { 0x90 };
+	struct mkpt pt;
+	size_t n;
+
+	mkp_auxtrace_info(m);
+	mkp_comm(m, 100, 100, "jitter", 1, 10);
+	mkp_lost(m, 3, 500);
+	mkp_flowjit(m, 7, 1, 100, 0x10000, rev1, sizeof(rev1), 0, 1, 1000, 2,
+		    -1, 0, crc);
+	mkp_flowjit(m, 1, 0, 100, MKP_KADDR, progA, sizeof(progA), 7, 1, 1000,
+		    4096, -1, 0, crc);
+	mkp_ksymbol(m, MKP_KADDR, sizeof(progA), "bpf_prog_aaaa_A", 0, 1001);
+	mkp_flowjit(m, 7, 1, 100, 0x30000, junk, sizeof(junk), 0, 1, 1100, 4,
+		    1, 0, crc);
+	mkp_flowjit(m, 7, 1, 100, 0x40000, junk, sizeof(junk), 0, 1, 1200, 4,
+		    -1, 1, crc);
+	mkp_flowjit_rec(m, 1, 2, 0, 100, MKP_KADDR, sizeof(progA), 7, 1, 0,
+			NULL, 0, 0, 2000);
+	mkp_ksymbol(m, MKP_KADDR, sizeof(progA), "bpf_prog_aaaa_A", 1, 2000);
+	mkp_flowjit(m, 1, 0, 100, MKP_KADDR, progB, sizeof(progB), 8, 1, 2500,
+		    4096, -1, 0, crc);
+	mkp_ksymbol(m, MKP_KADDR, sizeof(progB), "bpf_prog_bbbb_B", 0, 2501);
+	mkp_flowjit(m, 7, 1, 100, 0x10000, rev2, sizeof(rev2), 0, 2, 3000,
+		    4096, -1, 0, crc);
+
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 1500);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	mkpt_tip(&pt, ppt_tip_pge, MKP_KADDR);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	mkpt_psb(&pt, 3500);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	mkpt_tip(&pt, ppt_tip_pge, MKP_KADDR);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(m, pt.buf, n, 0, 100, (uint32_t)-1);
+}
+
+#endif /* PR_MKPERF_H */

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for pr_decode: decoding through the versioned store and the
+ * outputs (flow, calls, profile, health, JSON).
+ */
+#include "pr_mkperf.h"
+#include "pr_replay.h"
+#include "pr_test.h"
+
+/* Decode the JIT scenario with @opts; the output goes to *@text. */
+static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
+{
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	size_t size, len;
+	uint8_t *f;
+	FILE *out;
+	int status;
+
+	mkp_scenario(&m, pr_crc32c);
+	f = mkp_file(&m, &size);
+	free(m.data);
+	opts->no_files = 1;
+	opts->progress = 0;
+	pr_replay_init(&rp, opts);
+	status = pr_replay_load(&rp, f, size);
+	if (!status)
+		status = pr_replay_decode(&rp);
+	out = open_memstream(text, &len);
+	*nerr = status ? 0 : pr_replay_print(&rp, out);
+	fclose(out);
+	pr_replay_fini(&rp);
+	free(f);
+	return status;
+}
+
+static struct prt_result flow_revisions_and_reuse(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_uint_eq(nerr, 0);
+	prt_check(!strcmp(text, MKP_FLOW));
+	free(text);
+	return prt_passed();
+}
+
+static struct prt_result flow_parallel(void)
+{
+	struct pr_replay_opts opts = { .jobs = 2, .outputs = PR_OUT_FLOW };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(!strcmp(text, MKP_FLOW));
+	free(text);
+	return prt_passed();
+}
+
+static struct prt_result no_flowjit(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_flowjit = 1,
+				       .outputs = PR_OUT_FLOW | PR_OUT_HEALTH };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(nerr > 0);
+	prt_check(strstr(text, "instructions decoded:   0\n"));
+	prt_check(strstr(text, "no memory mapped at this address in "
+			       "[unknown user]"));
+	prt_check(strstr(text, "flowjit records:        14 (ignored"));
+	free(text);
+	return prt_passed();
+}
+
+static struct prt_result health(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_HEALTH };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(strstr(text, "instructions decoded:   11\n"));
+	prt_check(strstr(text, "decode errors:          0\n"));
+	prt_check(strstr(text, "images resolved:      4\n"));
+	prt_check(strstr(text, "incomplete:           2 (bad checksum 1, "
+			       "missing chunks 1,"));
+	prt_check(strstr(text, "retired:              1 (unmatched 0)"));
+	prt_check(strstr(text, "records lost:           3 (in 1 "
+			       "PERF_RECORD_LOST)"));
+	free(text);
+	return prt_passed();
+}
+
+static struct prt_result json(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .json = 1,
+		.outputs = PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE |
+			   PR_OUT_HEALTH };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(text[0] == '{');
+	prt_check(strstr(text, "[100,\"0xffffffffa0001002\"]"));
+	prt_check(strstr(text, "\"images_resolved\":4"));
+	prt_check(strstr(text, "\"incomplete_bad_checksum\":1"));
+	prt_check(strstr(text, "\"incomplete_missing_chunks\":1"));
+	prt_check(strstr(text, "\"lost_records\":3"));
+	prt_check(strstr(text, "{\"function\":\"jit:100:0x10000\","
+			       "\"image\":\"jit:100:0x10000\",\"insns\":6}"));
+	free(text);
+	return prt_passed();
+}
+
+static struct prt_result profile_and_calls(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1,
+		.outputs = PR_OUT_CALLS | PR_OUT_PROFILE };
+	uint64_t nerr;
+	char *text = NULL;
+
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(strstr(text, "           6  54.55  jit:100:0x10000"));
+	prt_check(strstr(text, "           3  27.27  bpf_prog_aaaa_A"));
+	prt_check(strstr(text, "           2  18.18  bpf_prog_bbbb_B"));
+	/* syscalls disable tracing: no call edge is made up */
+	prt_null(strstr(text, "call "));
+	free(text);
+	return prt_passed();
+}
+
+int main(void)
+{
+	struct prt_suite suite = { 0, 0 };
+
+	prt_run(suite, "pr_decode: a JIT page rewritten in place and a BPF "
+		"address reused decode each version in its own time",
+		flow_revisions_and_reuse);
+	prt_run(suite, "pr_decode: -j 2 gives the same flow",
+		flow_parallel);
+	prt_run(suite, "pr_decode: --no-flowjit: the same trace has no code, "
+		"errors are reported by region", no_flowjit);
+	prt_run(suite, "pr_decode: the health report counts instructions, "
+		"images resolved/incomplete, retires and lost records",
+		health);
+	prt_run(suite, "pr_decode: --json output has the flow, profile and "
+		"health", json);
+	prt_run(suite, "pr_decode: the profile counts instructions per JIT "
+		"image by name", profile_and_calls);
+	return prt_exit(&suite);
+}

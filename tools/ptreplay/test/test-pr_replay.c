@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for pr_replay: loading a perf.data into queues, tasks and the
+ * versioned code store.
+ */
+#include "pr_mkperf.h"
+#include "pr_replay.h"
+#include "pr_test.h"
+
+static uint8_t *scenario(size_t *size)
+{
+	struct mkp m = { 0 };
+	uint8_t *f;
+
+	mkp_scenario(&m, pr_crc32c);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
+}
+
+static struct prt_result load_scenario(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	const struct pr_region *r;
+	size_t size;
+	uint8_t *f = scenario(&size);
+
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_uint_eq(rp.nq, 1);
+	prt_int_eq(rp.q[0].tid, 100);
+	prt_uint_eq(pr_replay_pid(&rp, 100), 100);
+	prt_uint_eq(rp.cnt.lost, 3);
+	prt_uint_eq(rp.cnt.lost_events, 1);
+	prt_uint_eq(rp.fj.complete, 4);
+	prt_uint_eq(rp.fj.bad_csum, 1);
+	prt_uint_eq(rp.fj.incomplete, 1);
+	prt_uint_eq(rp.cnt.fj_retired, 1);
+	prt_uint_eq(rp.cnt.ksymbols, 3);
+	prt_int_eq(rp.info.valid, 1);
+
+	/* the BPF address holds prog 7 at 1500 and prog 8 at 3000 */
+	r = pr_store_lookup(&rp.store, 0, MKP_KADDR, 1500, NULL, NULL);
+	prt_ptr(r);
+	prt_uint_eq(r->fj_id, 7);
+	prt_str_eq(r->name, "bpf_prog_aaaa_A");
+	r = pr_store_lookup(&rp.store, 0, MKP_KADDR, 3000, NULL, NULL);
+	prt_ptr(r);
+	prt_uint_eq(r->fj_id, 8);
+	prt_str_eq(r->name, "bpf_prog_bbbb_B");
+	/* the JIT page's revisions */
+	r = pr_store_lookup(&rp.store, 100, 0x10000, 1500, NULL, NULL);
+	prt_ptr(r);
+	prt_uint_eq(r->revision, 1);
+	prt_str_eq(r->name, "jit:100:0x10000");
+	r = pr_store_lookup(&rp.store, 100, 0x10000, 3500, NULL, NULL);
+	prt_ptr(r);
+	prt_uint_eq(r->revision, 2);
+	/* incomplete images give no code */
+	prt_null(pr_store_lookup(&rp.store, 100, 0x30000, 3500, NULL, NULL));
+	prt_null(pr_store_lookup(&rp.store, 100, 0x40000, 3500, NULL, NULL));
+	pr_replay_fini(&rp);
+	free(f);
+	return prt_passed();
+}
+
+static struct prt_result load_no_flowjit(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1,
+				       .no_flowjit = 1 };
+	struct pr_replay rp;
+	size_t size;
+	uint8_t *f = scenario(&size);
+
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_uint_eq(rp.cnt.fj_records, 14);
+	prt_uint_eq(rp.cnt.fj_ignored, 14);
+	prt_uint_eq(rp.fj.complete, 0);
+	prt_null(pr_store_lookup(&rp.store, 100, 0x10000, 1500, NULL, NULL));
+	pr_replay_fini(&rp);
+	free(f);
+	return prt_passed();
+}
+
+static struct prt_result load_not_pt(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	size_t size;
+	uint8_t *f;
+
+	mkp_comm(&m, 1, 1, "x", 0, 1);
+	f = mkp_file(&m, &size);
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), -1);
+	prt_check(strstr(rp.error, "Intel PT"));
+	pr_replay_fini(&rp);
+	free(f);
+	free(m.data);
+
+	pr_replay_init(&rp, NULL);
+	rp.opts.input = "/nonexistent/perf.data";
+	prt_int_eq(pr_replay_load(&rp, NULL, 0), -1);
+	prt_check(strstr(rp.error, "cannot open"));
+	pr_replay_fini(&rp);
+	pr_replay_fini(NULL);
+	return prt_passed();
+}
+
+/* Per-CPU scheduling from SWITCH_CPU_WIDE records. */
+static struct prt_result on_cpu(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	uint32_t pid, tid;
+	size_t size, at;
+	uint8_t *f;
+
+	mkp_auxtrace_info(&m);
+	at = mkp_begin(&m, 15, 0);		/* in: 7/8 on cpu 1 at 100 */
+	mkp_u32(&m, 0);
+	mkp_u32(&m, 0);
+	mkp_end(&m, at, 7, 8, 100, 1);
+	at = mkp_begin(&m, 15, 1 << 13);	/* out at 200 */
+	mkp_u32(&m, 9);
+	mkp_u32(&m, 9);
+	mkp_end(&m, at, 7, 8, 200, 1);
+	mkp_auxtrace(&m, (const uint8_t *)"\x02\x82", 2, 0, (uint32_t)-1, 1);
+	f = mkp_file(&m, &size);
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_int_eq(pr_replay_on_cpu(&rp, 1, 50, &pid, &tid), -1);
+	prt_int_eq(pr_replay_on_cpu(&rp, 1, 150, &pid, &tid), 0);
+	prt_uint_eq(pid, 7);
+	prt_uint_eq(tid, 8);
+	prt_int_eq(pr_replay_on_cpu(&rp, 1, 250, &pid, &tid), -1);
+	prt_int_eq(pr_replay_on_cpu(&rp, 2, 150, &pid, &tid), -1);
+	prt_uint_eq(pr_replay_pid(&rp, 8), 7);
+	pr_replay_fini(&rp);
+	free(f);
+	free(m.data);
+	return prt_passed();
+}
+
+/* Every truncation and byte flips of the file: load fails or succeeds,
+ * never crashes (the sanitizer build checks the bounds).
+ */
+static struct prt_result hostile(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	size_t size, n, i;
+	uint8_t *f = scenario(&size);
+	uint8_t *g = malloc(size);
+	unsigned int seed = 1;
+
+	prt_ptr(g);
+	for (n = 0; n < size; n += 3) {
+		memcpy(g, f, size);
+		pr_replay_init(&rp, &opts);
+		(void)pr_replay_load(&rp, g, n);
+		pr_replay_fini(&rp);
+	}
+	for (i = 0; i < 2000; ++i) {
+		memcpy(g, f, size);
+		for (n = 0; n < 4; ++n) {
+			seed = seed * 1103515245 + 12345;
+			g[104 + (seed >> 8) % (size - 104)] = (uint8_t)(seed >> 3);
+		}
+		pr_replay_init(&rp, &opts);
+		if (pr_replay_load(&rp, g, size) == 0)
+			prt_int_eq(pr_replay_decode(&rp), 0);
+		pr_replay_fini(&rp);
+	}
+	free(g);
+	free(f);
+	return prt_passed();
+}
+
+int main(void)
+{
+	struct prt_suite suite = { 0, 0 };
+
+	prt_run(suite, "pr_replay: the JIT scenario loads: queues, lost "
+		"records, flowjit images resolved/incomplete/retired, names",
+		load_scenario);
+	prt_run(suite, "pr_replay: --no-flowjit counts flowjit records but "
+		"maps no code from them", load_no_flowjit);
+	prt_run(suite, "pr_replay: a file without Intel PT data or a missing "
+		"file is refused with a reason", load_not_pt);
+	prt_run(suite, "pr_replay: SWITCH_CPU_WIDE gives the task on a CPU at "
+		"a time", on_cpu);
+	prt_run(suite, "pr_replay: truncated and corrupted files load or fail "
+		"cleanly, and decode", hostile);
+	return prt_exit(&suite);
+}
