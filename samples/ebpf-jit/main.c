@@ -11,7 +11,7 @@
 
 #include "scen.h"
 
-static void usage(FILE *f)
+static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ebpf-jit [options] SCENARIO [N]\n"
@@ -181,29 +181,77 @@ static const struct option longopts[] = {
 	{ "list", 0, NULL, 'L' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
+static void parse_map(struct opts *o, const char *arg)
+{
+	if (strcmp(arg, "one") && strcmp(arg, "each"))
+		die("--map is one or each", arg);
+	o->map = strcmp(arg, "one") ? CM_MAP_EACH : CM_MAP_ONE;
+	o->map_set = 1;
+}
+
+/* the options that take a number */
+static int parse_num_opt(struct opts *o, int ch, const char *arg)
+{
+	unsigned int *p;
+
+	switch (ch) {
+	case 'c':
+		p = &o->count;
+		break;
+	case 't':
+		p = &o->threads;
+		break;
+	case 'r':
+		p = &o->runs;
+		break;
+	case 'o':
+		p = &o->offset;
+		break;
+	case 's':
+		o->summary = num(arg, "bad --summary");
+		return 1;
+	default:
+		return 0;
+	}
+	*p = num(arg, "bad number");
+	return 1;
+}
+
 static void parse_opt(struct opts *o, int ch, const char *arg)
 {
+	if (parse_num_opt(o, ch, arg))
+		return;
 	switch (ch) {
-	case 'm': parse_mode(o, arg); break;
-	case 'M':
-		if (strcmp(arg, "one") && strcmp(arg, "each"))
-			die("--map is one or each", arg);
-		o->map = strcmp(arg, "one") ? CM_MAP_EACH : CM_MAP_ONE;
-		o->map_set = 1;
+	case 'm':
+		parse_mode(o, arg);
 		break;
-	case 'l': o->log = arg; break;
-	case 'c': o->count = num(arg, "bad --count"); break;
-	case 't': o->threads = num(arg, "bad --threads"); break;
-	case 'r': o->runs = num(arg, "bad --runs"); break;
-	case 'o': o->offset = num(arg, "bad --offset"); break;
-	case 'a': parse_args(o, arg); break;
-	case 'p': set_prog(o, arg); break;
-	case 'x': parse_hex(o, arg); break;
-	case 'f': read_file(o, arg); break;
-	case 's': o->summary = num(arg, "bad --summary"); break;
-	case 'L': list(); break;
-	case 'h': usage(stdout); exit(0);
-	default: usage(stderr); exit(2);
+	case 'M':
+		parse_map(o, arg);
+		break;
+	case 'l':
+		o->log = arg;
+		break;
+	case 'a':
+		parse_args(o, arg);
+		break;
+	case 'p':
+		set_prog(o, arg);
+		break;
+	case 'x':
+		parse_hex(o, arg);
+		break;
+	case 'f':
+		read_file(o, arg);
+		break;
+	case 'L':
+		list();
+		break;
+	case 'h':
+		help(stdout);
+		exit(0);
+	default:
+		help(stderr);
+		exit(2);
 	}
 }
 

@@ -113,7 +113,7 @@ static const struct bpf_insn p_static_key[] = {
 	UJ_EXIT(),
 };
 
-#define PROG(n, w) { #n, w, p_##n, sizeof(p_##n) / sizeof(p_##n[0]) }
+#define PROG(n, w) { #n, w, p_##n, ARRAY_SIZE(p_##n) }
 
 const struct ujit_prog ujit_progs[] = {
 	PROG(sum, "r1 + r2 + r3 + r4 + r5"),
@@ -126,7 +126,7 @@ const struct ujit_prog ujit_progs[] = {
 	PROG(static_key, "static-key site: 1 through the nop, 2 through the jmp"),
 };
 
-const __u32 ujit_nprogs = sizeof(ujit_progs) / sizeof(ujit_progs[0]);
+const __u32 ujit_nprogs = ARRAY_SIZE(ujit_progs);
 
 const struct ujit_prog *ujit_prog_find(const char *name)
 {

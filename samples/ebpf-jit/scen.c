@@ -14,8 +14,8 @@
 
 static const __u8 nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-static int compile(const struct bpf_insn *p, __u32 n, __u8 *buf, __u32 *len,
-		   __u32 *offs)
+static int jit_compile(const struct bpf_insn *p, __u32 n, __u8 *buf, __u32 *len,
+		       __u32 *offs)
 {
 	struct ujit_image img = { .insn_off = offs };
 	char err[UJIT_ERRLEN] = "";
@@ -56,7 +56,7 @@ static int load(struct cm_code *co, const struct bpf_insn *p, __u32 n, __u32 *of
 	__u8 buf[CODE_MAX];
 	__u32 len;
 
-	if (compile(p, n, buf, &len, offs))
+	if (jit_compile(p, n, buf, &len, offs))
 		return -1;
 	return install(co, buf, len);
 }
@@ -253,9 +253,10 @@ static int threads_phase(struct ctx *c, struct tshared *t, __u32 k)
 	}
 	pthread_barrier_wait(&t->start);
 	pthread_barrier_wait(&t->end);
-	printf("phase %u: rev %llu at 0x%lx len %zu: %u threads x %u runs, r0 = %llu, %lu mismatches\n",
+	printf("phase %u: rev %llu at 0x%lx len %zu: %u threads x %u runs,",
 	       k, (unsigned long long)t->co->rev, (unsigned long)t->co->x, t->co->len,
-	       c->o->threads, c->o->runs, (unsigned long long)t->expect,
+	       c->o->threads, c->o->runs);
+	printf(" r0 = %llu, %lu mismatches\n", (unsigned long long)t->expect,
 	       t->mismatches - before);
 	return 0;
 }
@@ -343,7 +344,7 @@ static int scen_static_key(struct ctx *c)
 	__u32 offs[8], len, k;
 	size_t site;
 
-	if (alloc(c, &co, CODE_MAX, 0, NULL) || compile(p->insns, p->n, buf, &len, offs))
+	if (alloc(c, &co, CODE_MAX, 0, NULL) || jit_compile(p->insns, p->n, buf, &len, offs))
 		return -1;
 	site = offs[1];
 	if (buf[site] != 0xe9 || offs[2] - offs[1] != 5) {
@@ -404,9 +405,9 @@ static int scen_sites(struct ctx *c)
 		ret = site_one(c, &cos[i], i);
 	t = now() - t0;
 	if (!ret)
-		printf("sites: %u sites x %u runs, one page each (%s, map %s): %.3f s, %.2f us/site\n",
+		printf("sites: %u x %u runs, a page each (%s, map %s): %.3f s, %.2f us/site\n",
 		       n, c->o->runs, cm_mode_names[c->cs.mode],
-		       c->cs.map == CM_MAP_ONE ? "one" : "each", t, n ? t * 1e6 / n : 0);
+		       c->cs.map == CM_MAP_ONE ? "one" : "each", t, t * 1e6 / n);
 	while (c->cs.map == CM_MAP_EACH && i--)
 		cm_code_free(&cos[i]);
 	free(cos);
@@ -428,7 +429,7 @@ const struct scenario *scen_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 		if (!strcmp(scenarios[i].name, name))
 			return &scenarios[i];
 	return NULL;
@@ -438,7 +439,7 @@ void scen_list(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 		printf("%s%s", i ? " " : "", scenarios[i].name);
 	printf("\n");
 }

@@ -21,7 +21,11 @@
 #define UJIT_MAX_INSNS	4096
 #define UJIT_ERRLEN	160
 #define UJIT_NHELPERS	4		/* helper ids 1..3 */
-#define UJIT_MAX_STEPS	(1ULL << 26)	/* interpreter budget */
+#define UJIT_MAX_STEPS	0x4000000ULL	/* interpreter budget, 2^26 */
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 /* what ujit_compile() reports besides the bytes */
 struct ujit_image {

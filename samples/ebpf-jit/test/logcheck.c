@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1) {
-		fprintf(stderr, "usage: logcheck [--count N] [--same-addr] [--differ] [--pages N] LOG\n");
+		fprintf(stderr, "logcheck [--count N] [--same-addr] [--differ] [--pages N] LOG\n");
 		return 2;
 	}
 	return check(argv[i], &w);

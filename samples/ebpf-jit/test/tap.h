@@ -8,7 +8,6 @@
 
 static int tap_n, tap_failed;
 
-__attribute__((format(printf, 2, 3)))
 static int ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
@@ -24,7 +23,6 @@ static int ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
-__attribute__((format(printf, 1, 2)))
 static void diag(const char *fmt, ...)
 {
 	va_list ap;

@@ -34,14 +34,14 @@ static const __u64 vals[] = {
 	-128ULL, -129ULL, 0x8000000000000001ULL,
 };
 
-#define NVALS	(sizeof(vals) / sizeof(vals[0]))
+#define NVALS	(ARRAY_SIZE(vals))
 
 static const __s32 imms[] = {
 	0, 1, -1, 2, 63, 127, 128, -128, -129, 255, 0x7fffffff, -0x7fffffff - 1,
 	0x12345678, -0x12345678,
 };
 
-#define NIMMS	(sizeof(imms) / sizeof(imms[0]))
+#define NIMMS	(ARRAY_SIZE(imms))
 
 static const __u8 alu_ops[] = {
 	BPF_MOV, BPF_ADD, BPF_SUB, BPF_MUL, BPF_AND, BPF_OR, BPF_XOR,
@@ -74,9 +74,12 @@ static __u64 c_alu(__u8 op, __u64 d, __u64 s)
 	case BPF_XOR: return d ^ s;
 	case BPF_LSH: return d << (s % 64);
 	case BPF_RSH: return d >> (s % 64);
-	case BPF_ARSH: return (__s64)d < 0 ? ~(~d >> (s % 64)) : d >> (s % 64);
-	default: return 0 - d;
+	case BPF_NEG: return 0 - d;
 	}
+	/* arsh: shift the complement of a negative value */
+	if ((__s64)d < 0)
+		return ~(~d >> (s % 64));
+	return d >> (s % 64);
 }
 
 static int c_cond(__u8 op, __u64 a, __u64 b)
@@ -179,7 +182,7 @@ static void test_encoding(void)
 	__u8 buf[64];
 	int good = 1;
 
-	for (i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(encs); i++) {
 		const struct enc *e = &encs[i];
 		struct ujit_image img = { .insn_off = offs };
 
@@ -191,7 +194,7 @@ static void test_encoding(void)
 		}
 	}
 	ok(good, "encoding: %zu instructions encode to the expected x86-64 bytes",
-	   sizeof(encs) / sizeof(encs[0]));
+	   ARRAY_SIZE(encs));
 }
 
 static void test_progs(void)
@@ -206,10 +209,10 @@ static void test_progs(void)
 		const struct ujit_prog *p = &ujit_progs[i];
 		int good = 1;
 
-		for (s = 0; s < sizeof(sets) / sizeof(sets[0]); s++)
+		for (s = 0; s < ARRAY_SIZE(sets); s++)
 			good &= agree(p->insns, p->n, sets[s], 0, 0);
 		ok(good, "program %s: JIT equals interpreter on %zu argument sets",
-		   p->name, sizeof(sets) / sizeof(sets[0]));
+		   p->name, ARRAY_SIZE(sets));
 	}
 }
 
@@ -334,8 +337,7 @@ static void test_alu(void)
 		int gx = alu_ops[i] == BPF_NEG ? 1 : alu_x(alu_ops[i], &cx);
 		int gk = alu_k(alu_ops[i], &ck);
 
-		ok(gx && gk, "alu64 %s: %u reg-form and %u imm-form programs (all dst/src "
-		   "pairs, boundary values) match C and the interpreter, other regs kept",
+		ok(gx && gk, "alu64 %s: %u reg and %u imm programs match C and the interpreter",
 		   alu_names[i], cx, ck);
 	}
 }
@@ -374,7 +376,8 @@ static void test_jumps(void)
 
 	for (i = 0; i < sizeof(jmp_ops); i++) {
 		good = 1;
-		cnt = taken = 0;
+		cnt = 0;
+		taken = 0;
 		for (a = 0; a < NVALS; a++)
 			for (b = 0; b < NVALS; b++, cnt++) {
 				good &= one_jump(jmp_ops[i], 1, 3, 5, vals[a], vals[b], 0);
@@ -389,8 +392,8 @@ static void test_jumps(void)
 				good &= one_jump(jmp_ops[i], 0, a % UJIT_NREGS, 0, vals[a], 0,
 						 imms[b]);
 		ok(good && taken && taken < NVALS * NVALS,
-		   "%s: %u programs, reg and imm forms, all register pairs, boundary "
-		   "values; taken and not taken both occur", jmp_names[i], cnt);
+		   "%s: %u programs (reg, imm, all reg pairs) taken and not taken right",
+		   jmp_names[i], cnt);
 	}
 }
 
@@ -495,7 +498,8 @@ static void gen_prog(struct gen *g)
 {
 	__u32 want = 1 + rnd() % 40, i, t;
 
-	g->n = g->nitems = 0;
+	g->n = 0;
+	g->nitems = 0;
 	while (g->n < want && g->n + 8 < MAXP)
 		gen_one(g);
 	gen_item(g, UJ_EXIT(), 0);
@@ -516,16 +520,19 @@ static void test_random(void)
 
 	for (i = 0; i < count; i++) {
 		gen_prog(&g);
-		a[0] = rnd(), a[1] = vals[rnd() % NVALS], a[2] = rnd() % 64;
-		a[3] = rnd(), a[4] = imms[rnd() % NIMMS];
+		a[0] = rnd();
+		a[1] = vals[rnd() % NVALS];
+		a[2] = rnd() % 64;
+		a[3] = rnd();
+		a[4] = imms[rnd() % NIMMS];
 		slots += g.n;
 		if (!agree(g.p, g.n, a, 0, 0)) {
 			diag("random program %u (%u insns) differs", i, g.n);
 			good = 0;
 		}
 	}
-	ok(good, "random: %u loop-free programs (%u insns: all ALU ops, lddw, jumps, "
-	   "calls) give the same r0 compiled and interpreted", count, slots);
+	ok(good, "random: %u loop-free programs (%u insns) agree with the interpreter",
+	   count, slots);
 }
 
 struct bad {
@@ -561,7 +568,7 @@ static void test_invalid(void)
 	struct ujit_image img = { 0 };
 	__u32 i;
 
-	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bads); i++) {
 		const struct bad *b = &bads[i];
 		__u64 r0;
 		int v, c, r;
@@ -615,8 +622,8 @@ static void test_garbage(void)
 		ran++;
 		good &= agree(p, n, args5, 0, 0);
 	}
-	ok(good && valid && ran, "garbage: %u random bytecodes: %u valid, %u loop-free "
-	   "ones run and agree, the rest rejected, no crash", count, valid, ran);
+	ok(good && valid && ran, "garbage: %u random bytecodes, %u valid, %u run and agree",
+	   count, valid, ran);
 }
 
 static void test_nospace(void)
@@ -697,7 +704,7 @@ static void test_modes(void)
 	char xp[16], wp[16];
 	__u32 i;
 
-	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ms); i++) {
 		int good;
 
 		revlog_init(&log);
@@ -708,8 +715,7 @@ static void test_modes(void)
 		good &= !strcmp(xp, ms[i].perm) &&
 			(ms[i].m == CM_MEMFD_DUAL ? co.w != co.x && !strcmp(wp, "rw-s") :
 			 co.w == co.x);
-		ok(good, "mode %s, map %s: runs installs and patches, logs the 4 revisions "
-		   "that ran (not the unrun one) with their bytes; code mapped %s",
+		ok(good, "mode %s, map %s: the 4 revisions that ran are logged, code is %s",
 		   cm_mode_names[ms[i].m], ms[i].map == CM_MAP_ONE ? "one" : "each", xp);
 		cm_code_free(&co);
 		cm_space_fini(&cs);
