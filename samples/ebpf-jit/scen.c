@@ -64,9 +64,11 @@ static int load(struct cm_code *co, const struct bpf_insn *p, __u32 n, __u32 *of
 static void expect(struct ctx *c, struct cm_code *co, const char *what,
 		   __u64 got, __u64 want)
 {
-	printf("%s: rev %llu at 0x%lx len %zu: r0 = %llu", what,
-	       (unsigned long long)co->rev, (unsigned long)co->x, co->len,
-	       (unsigned long long)got);
+	printf("%s: rev %llu at 0x%lx len %zu", what, (unsigned long long)co->rev,
+	       (unsigned long)co->x, co->len);
+	if (co->w != co->x)
+		printf(" (written at 0x%lx)", (unsigned long)co->w);
+	printf(": r0 = %llu", (unsigned long long)got);
 	if (got == want) {
 		printf("\n");
 		return;
