@@ -115,6 +115,16 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
 	b->len = (size_t)(p - b->p);
 }
 
+/* Our own error kind: decoding made no trace progress. */
+#define PR_ERR_LOOP	(-1000)
+
+static const char *pr_err_name(int code)
+{
+	if (code == PR_ERR_LOOP)
+		return "no trace progress (endless loop)";
+	return pt_errstr(pt_errcode(code));
+}
+
 /* Errors by kind and region. */
 struct pr_err_count {
 	int code;
@@ -169,8 +179,11 @@ struct pr_qres {
 	struct pr_prof *f_cur;
 	int f_valid;
 
+	/* Instructions since the trace offset was last seen to move. */
+	uint64_t stuck, stuck_off;
+
 	/* Counters. */
-	uint64_t ninsn, nsync, noverflow, nerrors, ndisabled;
+	uint64_t ninsn, nsync, noverflow, nerrors, ndisabled, nloops;
 	struct pr_err_count *err;
 	size_t nerr;
 	int failed;		/* out of memory */
@@ -490,6 +503,10 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 static volatile uint64_t pr_progress_bytes;
 
+/* Instructions without trace progress before decoding gives up. */
+#define PR_MAX_LOOP_INSNS	100000
+
+
 /* Decode queue @r->q. */
 static void pr_qres_decode(struct pr_qres *r)
 {
@@ -556,6 +573,20 @@ static void pr_qres_decode(struct pr_qres *r)
 				break;
 			pr_qres_time(r);
 			pr_qres_insn(r, &insn);
+			/* Direct branches need no trace: code that loops
+			 * without packets would decode forever (as perf, give
+			 * up after a bound and resync at the next PSB).
+			 */
+			if (++r->stuck >= PR_MAX_LOOP_INSNS) {
+				r->stuck = 0;
+				if (pt_insn_get_offset(r->dec, &off) == 0 &&
+				    off == r->stuck_off) {
+					status = PR_ERR_LOOP;
+					r->nloops += 1;
+					break;
+				}
+				r->stuck_off = off;
+			}
 			if (!(r->ninsn & 0xffff) &&
 			    pt_insn_get_offset(r->dec, &off) == 0) {
 				__atomic_add_fetch(&pr_progress_bytes,
@@ -802,8 +833,7 @@ static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
 			for (j = 0; r && j < r->nerr; ++j) {
 				fprintf(out, "%s{\"queue\":%u,\"kind\":",
 					first ? "" : ",", rp->q[i].idx);
-				pr_json_str(out, pt_errstr(pt_errcode(
-						r->err[j].code)));
+				pr_json_str(out, pr_err_name(r->err[j].code));
 				fprintf(out, ",\"region\":");
 				pr_json_str(out, r->err[j].region);
 				fprintf(out, ",\"count\":%" PRIu64 "}",
@@ -846,7 +876,7 @@ static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
 		for (j = 0; r && j < r->nerr; ++j)
 			fprintf(out, "  %8" PRIu64 "  %-28s in %s (queue %u)\n",
 				r->err[j].count,
-				pt_errstr(pt_errcode(r->err[j].code)),
+				pr_err_name(r->err[j].code),
 				r->err[j].region, rp->q[i].idx);
 	}
 	fprintf(out, "AUX queues:             %zu (%" PRIu64 " bytes, %s)\n",

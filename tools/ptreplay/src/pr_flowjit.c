@@ -107,6 +107,7 @@ static int pr_fj_same(const struct pr_fj_rec *a, const struct pr_fj_rec *b)
 
 static void pr_fj_remove(struct pr_fj_asm *as, size_t idx)
 {
+	as->pending_bytes -= as->pending[idx].rec.len;
 	as->pending[idx] = as->pending[as->npending - 1];
 	as->npending -= 1;
 }
@@ -133,6 +134,10 @@ int pr_fj_asm_add(struct pr_fj_asm *as, const struct pr_fj_rec *rec,
 		}
 
 	if (!p) {
+		if (as->pending_bytes + rec->len > PR_FJ_PENDING_MAX) {
+			as->too_large += 1;
+			return 0;
+		}
 		if (as->npending == as->cap) {
 			size_t cap = as->cap ? 2 * as->cap : 8;
 			struct pr_fj_pending *n;
@@ -155,6 +160,7 @@ int pr_fj_asm_add(struct pr_fj_asm *as, const struct pr_fj_rec *rec,
 			return -1;
 		}
 		idx = as->npending++;
+		as->pending_bytes += rec->len;
 	}
 
 	for (i = 0; i < rec->chunk_len; ++i) {
@@ -202,6 +208,6 @@ void pr_fj_asm_finish(struct pr_fj_asm *as)
 	while (as->npending) {
 		as->incomplete += 1;
 		pr_fj_pending_free(&as->pending[as->npending - 1]);
-		as->npending -= 1;
+		pr_fj_remove(as, as->npending - 1);
 	}
 }

@@ -17,8 +17,11 @@
 #define PR_FJ_VERSION		1
 #define PR_FJ_REC_SIZE		72
 #define PR_FJ_CHUNK_MAX		4096
-/* The largest image accepted (a hostile len must not allocate GBs). */
+/* The largest image accepted, and the most bytes of images being
+ * assembled at once (a hostile len must not allocate GBs).
+ */
 #define PR_FJ_IMAGE_MAX		(64u << 20)
+#define PR_FJ_PENDING_MAX	(256u << 20)
 
 enum pr_fj_kind {
 	PR_FJ_BPF_PROG		= 1,
@@ -84,6 +87,7 @@ struct pr_fj_pending {
 struct pr_fj_asm {
 	struct pr_fj_pending *pending;
 	size_t npending, cap;
+	uint64_t pending_bytes;
 
 	/* Counters. */
 	uint64_t complete;	/* images passed the CRC check */
@@ -91,7 +95,9 @@ struct pr_fj_asm {
 	uint64_t overlap;	/* chunks covering bytes twice */
 	uint64_t incomplete;	/* chunks missing at the end */
 	uint64_t bad_records;	/* malformed records */
-	uint64_t too_large;	/* len above PR_FJ_IMAGE_MAX */
+	uint64_t too_large;	/* len above PR_FJ_IMAGE_MAX, or too many
+				 * bytes pending
+				 */
 };
 
 extern void pr_fj_asm_init(struct pr_fj_asm *as);

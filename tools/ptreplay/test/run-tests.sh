@@ -258,6 +258,26 @@ else
 	fi
 fi
 
+# --- libFuzzer: perf.data reader, loader and decode loop ---
+fuzz=${FUZZ_BIN:-}
+if [[ -z $fuzz || ! -x $fuzz ]]; then
+	skip "ptreplay fuzz: 20 s of libFuzzer on the perf.data reader and decode loop" "no clang (apt-get install clang)"
+else
+	mkdir -p "$tmp/corpus"
+	cp "$tmp/jit.data" "$tmp/corpus/"
+	[[ -f $tmp/loopcpu.data ]] && cp "$tmp/loopcpu.data" "$tmp/corpus/"
+	timeout 60 "$fuzz" -seed=1 -max_total_time="${FUZZ_SECONDS:-20}" -timeout=5 \
+		-rss_limit_mb=2048 -print_final_stats=1 "$tmp/corpus" > "$tmp/fuzz.log" 2>&1
+	frc=$?
+	diag "fuzz: $(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' "$tmp/fuzz.log")"
+	if ((frc == 0)); then
+		ok "ptreplay fuzz: ${FUZZ_SECONDS:-20} s of libFuzzer (ASan+UBSan) on the perf.data reader and decode loop: no crash, leak or hang"
+	else
+		fail "ptreplay fuzz: ${FUZZ_SECONDS:-20} s of libFuzzer (ASan+UBSan) on the perf.data reader and decode loop: no crash, leak or hang" \
+			"exit status $frc" "$(grep -m3 -E 'ERROR|SUMMARY|crash-' "$tmp/fuzz.log")"
+	fi
+fi
+
 # --- conformance: libipt's ptt cases, compared with ptxed's output ---
 if [[ -z $ptt ]]; then
 	skip "ptreplay raw --insn-decoder: conformance with ptxed" "no libipt-ptt cases (set PTT_DIR)"

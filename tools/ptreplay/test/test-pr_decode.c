@@ -133,6 +133,54 @@ static struct prt_result profile_and_calls(void)
 	return prt_passed();
 }
 
+/* Code that loops with direct jumps needs no packets: decoding must stop. */
+static struct prt_result endless_loop(void)
+{
+	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1,
+				       .outputs = PR_OUT_HEALTH };
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	struct mkpt pt;
+	size_t size, len, n;
+	uint8_t *f;
+	char *text = NULL;
+	FILE *out;
+
+	mkp_auxtrace_info(&m);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, jmp_self, 2, 0, 1, 10, 4096, -1,
+		    0, pr_crc32c);
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 100);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	/* a TNT the loop never asks for: the trace does not end */
+	{
+		struct pt_packet pkt;
+
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_tnt_8;
+		pkt.payload.tnt.bit_size = 1;
+		pkt.payload.tnt.payload = 1;
+		mkpt_pkt(&pt, &pkt);
+	}
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, &size);
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_int_eq(pr_replay_decode(&rp), 0);
+	out = open_memstream(&text, &len);
+	n = pr_replay_print(&rp, out);
+	fclose(out);
+	prt_uint_eq(n, 1);
+	prt_check(strstr(text, "no trace progress (endless loop)"));
+	pr_replay_fini(&rp);
+	free(text);
+	free(f);
+	free(m.data);
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -151,5 +199,7 @@ int main(void)
 		"health", json);
 	prt_run(suite, "pr_decode: the profile counts instructions per JIT "
 		"image by name", profile_and_calls);
+	prt_run(suite, "pr_decode: code looping on direct jumps without "
+		"packets stops with an error, no hang", endless_loop);
 	return prt_exit(&suite);
 }

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer harness: the perf.data reader, the sideband/flowjit loader and
+ * the decode loop with every output, on arbitrary bytes.
+ *
+ * Files named in the input are not opened (no_files), nor is the vdso
+ * used, so a run depends on the input only.
+ */
+#include "pr_replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *null;
+	struct pr_replay_opts opts = {
+		.jobs = 1,
+		.no_files = 1,
+		.no_vdso = 1,
+		.progress = 0,
+		.outputs = PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE |
+			   PR_OUT_HEALTH,
+	};
+	struct pr_replay *rp;
+
+	if (!null)
+		null = fopen("/dev/null", "w");
+	rp = malloc(sizeof(*rp));
+	if (!rp)
+		return 0;
+	opts.json = size & 1;
+	pr_replay_init(rp, &opts);
+	if (pr_replay_load(rp, data, size) == 0 &&
+	    pr_replay_decode(rp) == 0)
+		pr_replay_print(rp, null);
+	pr_replay_fini(rp);
+	free(rp);
+	return 0;
+}
