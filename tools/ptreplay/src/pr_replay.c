@@ -38,6 +38,8 @@ void pr_replay_init(struct pr_replay *rp, const struct pr_replay_opts *opts)
 		rp->opts = *opts;
 	pr_store_init(&rp->store);
 	rp->store.no_files = rp->opts.no_files;
+	rp->store.symbols = !!(rp->opts.outputs & (PR_OUT_CALLS |
+						  PR_OUT_PROFILE));
 	pr_fj_asm_init(&rp->fj);
 }
 

@@ -120,7 +120,8 @@ static struct pr_store_file *pr_store_file(struct pr_store *store,
 		return NULL;
 	}
 	f->size = (size_t)st.st_size;
-	f->elf = pr_elf_open(path);
+	if (store->symbols)
+		f->elf = pr_elf_open(path);
 	return f;
 }
 
@@ -138,6 +139,8 @@ struct pr_region *pr_store_add_file(struct pr_store *store, uint32_t space,
 	f = pr_store_file(store, path);
 	if (!f)
 		return NULL;
+	if (build_id && build_id_size && !f->elf)
+		f->elf = pr_elf_open(path);
 	if (build_id && build_id_size && f->elf &&
 	    (f->elf->build_id_size < build_id_size ||
 	     memcmp(f->elf->build_id, build_id, build_id_size))) {

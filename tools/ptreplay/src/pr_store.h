@@ -76,6 +76,9 @@ struct pr_store {
 	/* Do not open files named in the trace (fuzzing). */
 	int no_files;
 
+	/* Read ELF symbols of mapped files (else only for build-id checks). */
+	int symbols;
+
 	/* Counters for the health report. */
 	uint64_t files_missing;
 	uint64_t buildid_mismatch;
