@@ -193,8 +193,10 @@ static int end_write(struct cm_code *co, size_t end)
 
 static void new_revision(struct cm_code *co)
 {
-	co->rev = __atomic_add_fetch(&co->cs->log->last_rev, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&co->pending, 1, __ATOMIC_RELEASE);
+	__u64 rev = __atomic_add_fetch(&co->cs->log->last_rev, 1, __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&co->rev, rev, __ATOMIC_RELEASE);
+	__atomic_store_n(&co->pending, rev, __ATOMIC_RELEASE);
 }
 
 /* free: unmap, or in an arena fill the old code with int3 */
@@ -252,13 +254,49 @@ int cm_code_patch(struct cm_code *co, size_t off, const __u8 *bytes, size_t n)
 	return err;
 }
 
-__u64 cm_code_run(struct cm_code *co, const __u64 *args)
+/*
+ * Replace the aligned 8 bytes at @off with one atomic store while other
+ * threads may run the code (modes that write in place only).
+ */
+int cm_code_store8(struct cm_code *co, size_t off, __u64 v)
+{
+	if (co->cs->mode == CM_WX || off + 8 > co->len || ((unsigned long)co->w + off) % 8)
+		return -EINVAL;
+	__atomic_store_n((__u64 *)(co->w + off), v, __ATOMIC_SEQ_CST);
+	new_revision(co);
+	return 0;
+}
+
+/* pending while a revision is being logged: writers wait for 0 */
+#define LOGGING	(~0ULL)
+
+/* log revision @rev as run if it is the one waiting for its first run */
+void cm_code_ran(struct cm_code *co, __u64 rev)
+{
+	__u64 want = rev;
+
+	if (!rev || rev == LOGGING ||
+	    !__atomic_compare_exchange_n(&co->pending, &want, LOGGING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	revlog_add(co->cs->log, rev, co->x, co->len);
+	__atomic_store_n(&co->pending, 0, __ATOMIC_RELEASE);
+}
+
+/* run the code, logging nothing */
+__u64 cm_code_call(struct cm_code *co, const __u64 *args)
 {
 	ujit_fn fn = (ujit_fn)(void *)co->x;
-	__u64 r0 = fn(args[0], args[1], args[2], args[3], args[4]);
 
-	if (__atomic_exchange_n(&co->pending, 0, __ATOMIC_ACQ_REL))
-		revlog_add(co->cs->log, co->rev, co->x, co->len);
+	return fn(args[0], args[1], args[2], args[3], args[4]);
+}
+
+/* run the code; its revision has run if it had not yet */
+__u64 cm_code_run(struct cm_code *co, const __u64 *args)
+{
+	__u64 r0 = cm_code_call(co, args);
+
+	cm_code_ran(co, __atomic_load_n(&co->pending, __ATOMIC_ACQUIRE));
 	return r0;
 }
 

@@ -61,7 +61,7 @@ struct cm_code {
 	size_t cap;		/* bytes available from x */
 	size_t len;		/* bytes of the current revision */
 	__u64 rev;		/* current revision */
-	int pending;		/* written and not run since */
+	__u64 pending;		/* the revision written and not run since, or 0 */
 };
 
 extern const char *const cm_mode_names[];
@@ -74,7 +74,10 @@ int cm_code_alloc(struct cm_space *cs, struct cm_code *co, size_t cap,
 int cm_code_free(struct cm_code *co);
 int cm_code_install(struct cm_code *co, const __u8 *code, size_t len);
 int cm_code_patch(struct cm_code *co, size_t off, const __u8 *bytes, size_t n);
+int cm_code_store8(struct cm_code *co, size_t off, __u64 v);
+void cm_code_ran(struct cm_code *co, __u64 rev);
 __u64 cm_code_run(struct cm_code *co, const __u64 *args);
+__u64 cm_code_call(struct cm_code *co, const __u64 *args);
 
 __u32 crc32c(const void *p, size_t len);
 void revlog_init(struct revlog *log);

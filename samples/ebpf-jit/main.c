@@ -23,6 +23,9 @@ static void help(FILE *f)
 		"  --log FILE          write the revision log to FILE\n"
 		"  --count K           rewrites, reuses, patches, phases (default 4)\n"
 		"  --threads N         threads scenario: executing threads (default 2)\n"
+		"  --sync barrier|atomic  threads: rewrite between barriers (default),\n"
+		"                      or patch a jmp/nop5 site with one atomic store\n"
+		"                      while the threads run (not with --mode wx)\n"
 		"  --runs R            runs per site (default 1), per thread and phase\n"
 		"                      (default 10000)\n"
 		"  --offset B          span: code starts B bytes before a page end (24)\n"
@@ -178,7 +181,8 @@ static const struct option longopts[] = {
 	{ "runs", 1, NULL, 'r' }, { "offset", 1, NULL, 'o' },
 	{ "args", 1, NULL, 'a' }, { "prog", 1, NULL, 'p' }, { "hex", 1, NULL, 'x' },
 	{ "file", 1, NULL, 'f' }, { "summary", 1, NULL, 's' },
-	{ "list", 0, NULL, 'L' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	{ "sync", 1, NULL, 'S' }, { "list", 0, NULL, 'L' }, { "help", 0, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
 };
 
 static void parse_map(struct opts *o, const char *arg)
@@ -242,6 +246,11 @@ static void parse_opt(struct opts *o, int ch, const char *arg)
 		break;
 	case 'f':
 		read_file(o, arg);
+		break;
+	case 'S':
+		if (strcmp(arg, "barrier") && strcmp(arg, "atomic"))
+			die("--sync is barrier or atomic", arg);
+		o->sync_atomic = !strcmp(arg, "atomic");
 		break;
 	case 'L':
 		list();

@@ -263,6 +263,120 @@ static int threads_phase(struct ctx *c, struct tshared *t, __u32 k)
 	return 0;
 }
 
+/*
+ * --sync atomic: the static-key program; its 5-byte site lies in one
+ * aligned 8-byte word, which the main thread replaces with a single
+ * atomic store (jmp, nop, jmp, ...) while the threads keep running the
+ * code. A run returns 1 (nop) or 2 (jmp), never anything else. A thread
+ * logs revision R when it read R as current before its run and got R's
+ * result; the main thread writes the next revision only after that.
+ */
+struct apatch {
+	struct cm_code *co;
+	const struct opts *o;
+	__u64 base;		/* revision of expect[0] */
+	__u64 *expect;		/* r0 of each revision */
+	__u64 nexpect;
+	int stop;
+	unsigned long ones, twos, bad;
+};
+
+static void *atomic_worker(void *arg)
+{
+	struct apatch *t = arg;
+	unsigned long ones = 0, twos = 0, bad = 0;
+	__u64 rev, r0, i;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		rev = __atomic_load_n(&t->co->rev, __ATOMIC_ACQUIRE);
+		r0 = cm_code_call(t->co, t->o->args);
+		ones += r0 == 1;
+		twos += r0 == 2;
+		bad += r0 != 1 && r0 != 2;
+		i = rev - t->base;
+		if (i < t->nexpect && r0 == t->expect[i])
+			cm_code_ran(t->co, rev);
+	}
+	__atomic_add_fetch(&t->ones, ones, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->twos, twos, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->bad, bad, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* wait up to 10 s for the threads to run the current revision */
+static int wait_ran(struct cm_code *co)
+{
+	struct timespec ts = { 0, 100000 };
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		if (!__atomic_load_n(&co->pending, __ATOMIC_ACQUIRE))
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "ebpf-jit: revision %llu did not run within 10 s\n",
+		(unsigned long long)co->rev);
+	return -1;
+}
+
+static int atomic_patches(struct ctx *c, struct apatch *t, size_t site)
+{
+	static const __u8 jmp1[5] = { 0xe9, 0x01, 0x00, 0x00, 0x00 };
+	size_t word = site & ~7UL;
+	__u64 i, v;
+	__u8 *b = (__u8 *)&v;
+
+	for (i = 1; i < t->nexpect; i++) {
+		if (wait_ran(t->co))
+			return -1;
+		memcpy(&v, t->co->x + word, 8);
+		memcpy(b + site - word, i & 1 ? jmp1 : nop5, 5);
+		t->expect[i] = i & 1 ? 2 : 1;
+		if (cm_code_store8(t->co, word, v))
+			return -1;
+		printf("store %llu: word 0x%lx = %016llx: rev %llu\n",
+		       (unsigned long long)i, (unsigned long)t->co->x + word,
+		       (unsigned long long)__builtin_bswap64(v),
+		       (unsigned long long)t->co->rev);
+	}
+	return wait_ran(t->co);
+}
+
+static int scen_threads_atomic(struct ctx *c, struct cm_code *co, pthread_t *tids)
+{
+	const struct ujit_prog *p = ujit_prog_find("static_key");
+	struct apatch t = { .co = co, .o = c->o, .nexpect = 2 * c->o->count + 1 };
+	__u32 offs[8], len, i;
+	__u8 buf[CODE_MAX];
+	int ret;
+
+	if (c->cs.mode == CM_WX) {
+		fprintf(stderr, "ebpf-jit: --sync atomic writes in place: not with --mode wx\n");
+		return -1;
+	}
+	t.expect = calloc(t.nexpect, sizeof(*t.expect));
+	if (!t.expect || jit_compile(p->insns, p->n, buf, &len, offs))
+		return -1;
+	memcpy(buf + offs[1], nop5, 5);
+	if (install(co, buf, len))
+		return -1;
+	t.base = co->rev;
+	t.expect[0] = 1;
+	for (i = 0; i < c->o->threads; i++)
+		if (pthread_create(&tids[i], NULL, atomic_worker, &t))
+			exit(1);
+	ret = atomic_patches(c, &t, offs[1]);
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < c->o->threads; i++)
+		pthread_join(tids[i], NULL);
+	printf("atomic: %u threads, %llu revisions, runs: %lu r0 = 1, %lu r0 = 2, %lu other\n",
+	       c->o->threads, (unsigned long long)t.nexpect, t.ones, t.twos, t.bad);
+	if (t.bad)
+		c->failures++;
+	free(t.expect);
+	return ret;
+}
+
 static int scen_threads(struct ctx *c)
 {
 	unsigned int nt = c->o->threads, i;
@@ -278,6 +392,11 @@ static int scen_threads(struct ctx *c)
 	tids = calloc(nt, sizeof(*tids));
 	if (!tids)
 		return -1;
+	if (c->o->sync_atomic) {
+		ret = scen_threads_atomic(c, &co, tids);
+		free(tids);
+		return ret ? ret : cm_code_free(&co);
+	}
 	pthread_barrier_init(&t.start, NULL, nt + 1);
 	pthread_barrier_init(&t.end, NULL, nt + 1);
 	for (i = 0; i < nt; i++)

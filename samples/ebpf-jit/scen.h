@@ -12,6 +12,7 @@ struct opts {
 	enum cm_mode mode;
 	enum cm_map map;
 	int map_set;
+	int sync_atomic;	/* threads: patch under running threads */
 	const char *log;
 	unsigned int count;	/* rewrites, reuses, patches, phases */
 	unsigned int threads;

@@ -75,6 +75,11 @@ for m in wx rwx mmap-exec memfd-dual; do
 		--runs 3000 threads &&
 		! grep -v ' 0 mismatches' "$out/$m-threads.txt" | grep -q mismatches
 	result $? "$m threads: 2 threads run 5 revisions rewritten between barriers, no mismatch"
+	if [ $m != wx ]; then
+		scen "$m-atomic" --count 9 --same-addr --differ -- --mode $m --sync atomic \
+			threads && grep -q ', 0 other$' "$out/$m-atomic.txt"
+		result $? "$m threads --sync atomic: 9 revisions stored atomically under 2 running threads, each run and logged with its bytes"
+	fi
 	scen "$m-loop42" --count 1 -- --mode $m loop42 &&
 		grep -q '41 not taken, 1 taken' "$out/$m-loop42.txt"
 	result $? "$m loop42: r0 = 42, loop-exit jae 41 times not taken and once taken"
@@ -119,6 +124,8 @@ bad 2 'insns of 8 bytes' --file "$out/short.bin" compile-run
 result $? "bad input: a 12-byte bytecode file is reported, status 2"
 bad 2 'unknown --mode' --mode bogus loop42
 result $? "bad input: an unknown mode is reported, status 2"
+bad 1 'not with --mode wx' --mode wx --sync atomic threads
+result $? "bad input: --sync atomic with --mode wx is refused, status 1"
 bad 2 'unknown scenario' nosuch
 result $? "bad input: an unknown scenario is reported, status 2"
 printf '\267\000\000\000\052\000\000\000\225\000\000\000\000\000\000\000' > "$out/p42.bin"
