@@ -95,6 +95,8 @@ static void set_bytecode(struct opts *o, const __u8 *b, size_t len, const char *
 	if (!p)
 		die("out of memory", NULL);
 	memcpy(p, b, len);
+	free(o->owned);
+	o->owned = p;
 	o->insns = p;
 	o->ninsns = len / sizeof(*p);
 	o->prog_name = from;
@@ -342,6 +344,7 @@ int main(int argc, char **argv)
 	ret = finish(&c, s->name);
 	cm_space_fini(&c.cs);
 	revlog_free(&c.log);
+	free(o.owned);
 	if (ret)
 		printf("ebpf-jit: %u mismatches\n", c.failures);
 	return ret;

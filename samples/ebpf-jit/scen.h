@@ -24,6 +24,7 @@ struct opts {
 	const struct bpf_insn *insns;	/* compile-run */
 	__u32 ninsns;
 	const char *prog_name;
+	void *owned;		/* insns from --hex or --file, to free */
 };
 
 struct ctx {
