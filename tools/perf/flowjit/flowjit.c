@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf and flowjit: check, print, reassemble and synthesize
+ * PERF_RECORD_FLOWJIT records (runtime code images).
+ *
+ * A record is a struct flowjit_record, chunk_len bytes of code, padding
+ * to 8 bytes and the sample_id. Objects larger than FLOWJIT_CHUNK_MAX come
+ * in several records with increasing chunk_off, back to back in one ring
+ * buffer; the CRC-32C in every chunk covers the whole object.
+ */
+#include <byteswap.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <api/fs/fs.h>
+
+#include "flowjit.h"
+#include "util/debug.h"
+#include "util/event.h"
+#include "util/evsel.h"
+#include "util/machine.h"
+#include "util/synthetic-events.h"
+#include "util/tool.h"
+
+bool flowjit__show_bytes;
+
+/* CRC-32C (Castagnoli), reflected polynomial */
+#define FLOWJIT_CRC32C_POLY	0x82f63b78U
+
+static u32 crc32c_table[256];
+
+static void crc32c_init(void)
+{
+	u32 i, k, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (FLOWJIT_CRC32C_POLY & -(c & 1));
+		crc32c_table[i] = c;
+	}
+}
+
+/* raw update: no initial value or final xor applied */
+u32 flowjit__crc32c(u32 crc, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+
+	if (!crc32c_table[1])
+		crc32c_init();
+	while (len--)
+		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/* the checksum of the uapi header: initial value and final xor ~0 */
+u32 flowjit__csum(const void *buf, size_t len)
+{
+	return ~flowjit__crc32c(~0U, buf, len);
+}
+
+static const char * const flowjit_kinds[FLOWJIT_KIND_MAX] = {
+	[FLOWJIT_KIND_BPF_PROG]		= "bpf_prog",
+	[FLOWJIT_KIND_BPF_SUBPROG]	= "bpf_subprog",
+	[FLOWJIT_KIND_BPF_TRAMPOLINE]	= "bpf_trampoline",
+	[FLOWJIT_KIND_BPF_DISPATCHER]	= "bpf_dispatcher",
+	[FLOWJIT_KIND_TEXT_POKE]	= "text_poke",
+	[FLOWJIT_KIND_MODULE_TEXT]	= "module_text",
+	[FLOWJIT_KIND_USER_JIT]		= "user_jit",
+};
+
+const char *flowjit__kind_name(u8 kind)
+{
+	if (kind >= FLOWJIT_KIND_MAX || !flowjit_kinds[kind])
+		return "unknown";
+	return flowjit_kinds[kind];
+}
+
+const char *flowjit__op_name(u8 op)
+{
+	switch (op) {
+	case FLOWJIT_OP_IMAGE:
+		return "IMAGE";
+	case FLOWJIT_OP_RETIRE:
+		return "RETIRE";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+int flowjit__parse(const union perf_event *event, struct flowjit_chunk *chunk,
+		   const char **why)
+{
+	const struct flowjit_record *rec = (const void *)(&event->header + 1);
+	size_t size = event->header.size;
+	const char *reason;
+
+	if (size < sizeof(event->header) + sizeof(*rec)) {
+		reason = "truncated: shorter than struct flowjit_record";
+		goto bad;
+	}
+	if (rec->version != FLOWJIT_RECORD_VERSION) {
+		if (why)
+			*why = "unknown record version";
+		return -EOPNOTSUPP;
+	}
+	if (!rec->kind || rec->kind >= FLOWJIT_KIND_MAX) {
+		reason = "unknown kind";
+		goto bad;
+	}
+	if (rec->op == FLOWJIT_OP_RETIRE) {
+		if (rec->chunk_len || rec->chunk_off) {
+			reason = "retire record carries bytes";
+			goto bad;
+		}
+	} else if (rec->op == FLOWJIT_OP_IMAGE) {
+		if (rec->chunk_len > FLOWJIT_CHUNK_MAX) {
+			reason = "chunk larger than FLOWJIT_CHUNK_MAX";
+			goto bad;
+		}
+		if ((u64)rec->chunk_off + rec->chunk_len > rec->len) {
+			reason = "chunk beyond the end of its object";
+			goto bad;
+		}
+		if (!rec->chunk_len && rec->len) {
+			reason = "empty chunk";
+			goto bad;
+		}
+		if (size < sizeof(event->header) + sizeof(*rec) + rec->chunk_len) {
+			reason = "truncated: record shorter than its chunk";
+			goto bad;
+		}
+	} else {
+		reason = "unknown op";
+		goto bad;
+	}
+	chunk->rec = rec;
+	chunk->bytes = (const u8 *)(rec + 1);
+	return 0;
+bad:
+	if (why)
+		*why = reason;
+	return -EINVAL;
+}
+
+void *flowjit__swap(union perf_event *event)
+{
+	struct flowjit_record *rec = (void *)(&event->header + 1);
+	size_t end;
+
+	if (event->header.size < sizeof(event->header) + sizeof(*rec))
+		return NULL;
+	rec->version	= bswap_16(rec->version);
+	rec->flags	= bswap_32(rec->flags);
+	rec->asid	= bswap_64(rec->asid);
+	rec->pid	= bswap_32(rec->pid);
+	rec->tid	= bswap_32(rec->tid);
+	rec->addr	= bswap_64(rec->addr);
+	rec->len	= bswap_64(rec->len);
+	rec->id		= bswap_64(rec->id);
+	rec->sub	= bswap_32(rec->sub);
+	rec->revision	= bswap_32(rec->revision);
+	rec->csum	= bswap_32(rec->csum);
+	rec->chunk_off	= bswap_32(rec->chunk_off);
+	rec->chunk_len	= bswap_32(rec->chunk_len);
+	rec->reserved	= bswap_32(rec->reserved);
+	end = sizeof(event->header) + sizeof(*rec) + PERF_ALIGN(rec->chunk_len, sizeof(u64));
+	if (end > event->header.size)
+		return NULL;
+	return (void *)event + end;
+}
+
+void flowjit_reasm__init(struct flowjit_reasm *ra)
+{
+	INIT_LIST_HEAD(&ra->pending);
+	ra->nr_pending = 0;
+}
+
+void flowjit_image__delete(struct flowjit_image *img)
+{
+	if (!img)
+		return;
+	free(img->bytes);
+	free(img);
+}
+
+static void flowjit_reasm__drop(struct flowjit_reasm *ra, struct flowjit_image *img)
+{
+	list_del_init(&img->node);
+	ra->nr_pending--;
+	flowjit_image__delete(img);
+}
+
+void flowjit_reasm__exit(struct flowjit_reasm *ra)
+{
+	struct flowjit_image *img, *tmp;
+
+	list_for_each_entry_safe(img, tmp, &ra->pending, node)
+		flowjit_reasm__drop(ra, img);
+}
+
+/* chunks of one object carry the same fields but chunk_off/chunk_len */
+static bool flowjit__same_object(const struct flowjit_record *a,
+				 const struct flowjit_record *b)
+{
+	return a->kind == b->kind && a->op == b->op && a->flags == b->flags &&
+	       a->asid == b->asid && a->addr == b->addr && a->len == b->len &&
+	       a->id == b->id && a->sub == b->sub &&
+	       a->revision == b->revision && a->csum == b->csum;
+}
+
+static struct flowjit_image *flowjit_reasm__find(struct flowjit_reasm *ra,
+						 const struct flowjit_record *rec)
+{
+	struct flowjit_image *img;
+
+	list_for_each_entry(img, &ra->pending, node) {
+		if (flowjit__same_object(&img->rec, rec))
+			return img;
+	}
+	return NULL;
+}
+
+int flowjit_reasm__add(struct flowjit_reasm *ra, const struct flowjit_chunk *chunk,
+		       struct flowjit_image **done)
+{
+	const struct flowjit_record *rec = chunk->rec;
+	struct flowjit_image *img;
+
+	*done = NULL;
+	img = flowjit_reasm__find(ra, rec);
+	if (img && rec->chunk_off != img->got) {
+		/* a gap, a repeated chunk or a new copy of the object */
+		flowjit_reasm__drop(ra, img);
+		return -EBADMSG;
+	}
+	if (!img) {
+		if (rec->chunk_off)
+			return -EBADMSG;	/* its head is missing */
+		img = zalloc(sizeof(*img));
+		if (!img)
+			return -ENOMEM;
+		img->rec = *rec;
+		img->bytes = malloc(rec->len ? rec->len : 1);
+		if (!img->bytes) {
+			free(img);
+			return -ENOMEM;
+		}
+		if (ra->nr_pending == FLOWJIT_REASM_MAX) {
+			pr_debug2("flowjit: too many objects in reassembly, dropping the oldest\n");
+			flowjit_reasm__drop(ra, list_first_entry(&ra->pending,
+								 struct flowjit_image, node));
+		}
+		list_add_tail(&img->node, &ra->pending);
+		ra->nr_pending++;
+	}
+	memcpy(img->bytes + rec->chunk_off, chunk->bytes, rec->chunk_len);
+	img->got += rec->chunk_len;
+	if (img->got < img->rec.len)
+		return 0;
+	list_del_init(&img->node);
+	ra->nr_pending--;
+	img->csum_ok = flowjit__csum(img->bytes, img->rec.len) == img->rec.csum;
+	*done = img;
+	return 1;
+}
+
+/* the reassembly behind perf_event__fprintf_flowjit() */
+static struct flowjit_reasm *flowjit__print_reasm(void)
+{
+	static struct flowjit_reasm ra;
+
+	if (!ra.pending.next)
+		flowjit_reasm__init(&ra);
+	return &ra;
+}
+
+static size_t flowjit__fprintf_bytes(const struct flowjit_image *img, FILE *fp)
+{
+	size_t ret = 0;
+	u64 i;
+
+	for (i = 0; i < img->rec.len; i++) {
+		ret += fprintf(fp, "%s%02x%s", i % 16 ? "" : "    ", img->bytes[i],
+			       i % 16 == 15 || i + 1 == img->rec.len ? "\n" : " ");
+	}
+	return ret;
+}
+
+size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp)
+{
+	struct flowjit_image *img = NULL;
+	struct flowjit_chunk chunk;
+	const struct flowjit_record *rec;
+	const char *why = NULL;
+	size_t ret;
+	int err;
+
+	err = flowjit__parse(event, &chunk, &why);
+	if (err)
+		return fprintf(fp, " bad flowjit record (size %u): %s\n",
+			       event->header.size, why);
+	rec = chunk.rec;
+	ret = fprintf(fp, " %s %s id %" PRIu64 " sub %u asid %" PRIu64
+		      " addr %#" PRIx64 " len %" PRIu64 " rev %u pid %u tid %u",
+		      flowjit__op_name(rec->op), flowjit__kind_name(rec->kind),
+		      (u64)rec->id, rec->sub, (u64)rec->asid, (u64)rec->addr,
+		      (u64)rec->len, rec->revision, rec->pid, rec->tid);
+	if (rec->flags & FLOWJIT_F_EXISTING)
+		ret += fprintf(fp, " existing");
+	if (rec->flags & FLOWJIT_F_OLD_BYTES)
+		ret += fprintf(fp, " old_bytes");
+	if (rec->op != FLOWJIT_OP_IMAGE)
+		return ret + fprintf(fp, "\n");
+
+	ret += fprintf(fp, " chunk %u+%u csum %#010x", rec->chunk_off,
+		       rec->chunk_len, rec->csum);
+	err = flowjit_reasm__add(flowjit__print_reasm(), &chunk, &img);
+	if (err < 0)
+		return ret + fprintf(fp, " chunk out of sequence (%s)\n",
+				     err == -EBADMSG ? "gap or missing head" : "no memory");
+	if (!img)
+		return ret + fprintf(fp, " partial\n");
+	ret += fprintf(fp, " %s\n", img->csum_ok ? "ok" : "BAD");
+	if (flowjit__show_bytes)
+		ret += flowjit__fprintf_bytes(img, fp);
+	flowjit_image__delete(img);
+	return ret;
+}
+
+int perf_event__process_flowjit(struct perf_tool *tool __maybe_unused,
+				union perf_event *event,
+				struct perf_sample *sample __maybe_unused,
+				struct machine *machine __maybe_unused)
+{
+	if (dump_trace)
+		perf_event__fprintf_flowjit(event, stdout);
+	return 0;
+}
+
+int flowjit__check_kernel(void)
+{
+	int on;
+
+	if (access(FLOWJIT_SYSCTL, F_OK)) {
+		pr_err("--flowjit: this kernel has no flowjit support (%s is missing):\n"
+		       "a kernel built with CONFIG_FLOWJIT is needed.\n", FLOWJIT_SYSCTL);
+		return -1;
+	}
+	if (sysctl__read_int("kernel/flowjit", &on) == 0 && !on) {
+		pr_err("--flowjit: flowjit is disabled: kernel.flowjit is 0.\n");
+		return -1;
+	}
+	return 0;
+}
+
+int flowjit__open_strerror(struct evsel *evsel, int err, char *msg, size_t size)
+{
+	if (!evsel->core.attr.flowjit)
+		return 0;
+	if (access(FLOWJIT_SYSCTL, F_OK))
+		return scnprintf(msg, size,
+				 "%s: this kernel has no flowjit support (%s is missing).",
+				 evsel__name(evsel), FLOWJIT_SYSCTL);
+	switch (err) {
+	case EACCES:
+		return scnprintf(msg, size,
+				 "%s: no permission for flowjit records: kernel.flowjit is 0,\n"
+				 "or kernel code bytes are not readable (kernel.kptr_restrict,\n"
+				 "kernel.perf_event_paranoid > 1 without CAP_PERFMON).",
+				 evsel__name(evsel));
+	case EPERM:
+		return scnprintf(msg, size,
+				 "%s: flowjit records of kernel code are refused under kernel lockdown.",
+				 evsel__name(evsel));
+	case EINVAL:
+		return scnprintf(msg, size,
+				 "%s: the kernel refused attr.flowjit (it needs sample_id_all and\n"
+				 "PERF_SAMPLE_TIME, and not both exclude_kernel and exclude_user).",
+				 evsel__name(evsel));
+	default:
+		return 0;
+	}
+}
+
+int flowjit__synthesize_bpf_prog(struct perf_tool *tool,
+				 perf_event__handler_t process,
+				 struct machine *machine,
+				 const struct bpf_prog_info *info)
+{
+	const u64 *addrs = (const u64 *)(uintptr_t)info->jited_ksyms;
+	const u32 *lens = (const u32 *)(uintptr_t)info->jited_func_lens;
+	const u8 *insns = (const u8 *)(uintptr_t)info->jited_prog_insns;
+	size_t max = sizeof(struct perf_event_header) + sizeof(struct flowjit_record) +
+		     FLOWJIT_CHUNK_MAX + machine->id_hdr_size;
+	union perf_event *event;
+	u64 off = 0, c;
+	u32 i;
+	int err = 0;
+
+	if (!insns || !addrs || !lens || !info->jited_prog_len)
+		return 0;	/* not JIT'd, or its bytes are not readable */
+	event = zalloc(max);
+	if (!event)
+		return -ENOMEM;
+	for (i = 0; i < info->nr_jited_ksyms && !err; i++) {
+		struct flowjit_record *rec = (void *)(&event->header + 1);
+		u32 csum;
+
+		if (off + lens[i] > info->jited_prog_len) {
+			err = -EINVAL;
+			break;
+		}
+		csum = flowjit__csum(insns + off, lens[i]);
+		for (c = 0; c < lens[i] && !err; c += FLOWJIT_CHUNK_MAX) {
+			u32 n = min_t(u64, lens[i] - c, FLOWJIT_CHUNK_MAX);
+			size_t size = sizeof(event->header) + sizeof(*rec) +
+				      PERF_ALIGN(n, sizeof(u64));
+
+			memset(event, 0, max);
+			*rec = (struct flowjit_record) {
+				.version	= FLOWJIT_RECORD_VERSION,
+				.kind		= i ? FLOWJIT_KIND_BPF_SUBPROG :
+						      FLOWJIT_KIND_BPF_PROG,
+				.op		= FLOWJIT_OP_IMAGE,
+				.flags		= FLOWJIT_F_EXISTING,
+				.asid		= FLOWJIT_ASID_KERNEL,
+				.addr		= addrs[i],
+				.len		= lens[i],
+				.id		= info->id,
+				.sub		= i,
+				.revision	= 1,
+				.csum		= csum,
+				.chunk_off	= c,
+				.chunk_len	= n,
+			};
+			memcpy(rec + 1, insns + off + c, n);
+			event->header.type = PERF_RECORD_FLOWJIT;
+			event->header.misc = PERF_RECORD_MISC_KERNEL;
+			event->header.size = size + machine->id_hdr_size;
+			err = perf_tool__process_synth_event(tool, event, machine, process);
+		}
+		off += lens[i];
+	}
+	free(event);
+	return err;
+}

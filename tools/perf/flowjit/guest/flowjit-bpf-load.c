@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load an eBPF program with one subprogram and print, for every function,
+ * what perf script --show-flowjit-bytes must show for it: the line
+ *
+ *	IMAGE <kind> id <id> sub <i> addr <addr> len <len> csum <crc32c>
+ *
+ * and its bytes, taken from bpf_prog_info's jited_ksyms, jited_func_lens
+ * and jited_prog_insns while the program is loaded. Then hold it for
+ * SECONDS (default 0) and close it.
+ *
+ *	flowjit-bpf-load [SECONDS]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+
+#define NR_FUNCS	8
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static uint32_t crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t crc = ~0U;
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return ~crc;
+}
+
+static void print_bytes(const uint8_t *p, uint64_t len)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		printf("%s%02x%s", i % 16 ? "" : "    ", p[i],
+		       i % 16 == 15 || i + 1 == len ? "\n" : " ");
+}
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+
+int main(int argc, char **argv)
+{
+	/* r0 = sub(41) + 1 via a bpf-to-bpf call: two JIT'd functions */
+	struct bpf_insn insns[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, 41),
+		INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	static uint8_t jited[65536];
+	uint64_t ksyms[NR_FUNCS];
+	uint32_t lens[NR_FUNCS], i, off = 0;
+	struct bpf_prog_info info;
+	union bpf_attr ba;
+	int fd;
+
+	memset(&ba, 0, sizeof(ba));
+	ba.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	ba.insns = (uintptr_t)insns;
+	ba.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	ba.license = (uintptr_t)"GPL";
+	strcpy(ba.prog_name, "flowjit_e2e");
+	fd = sys_bpf(BPF_PROG_LOAD, &ba);
+	if (fd < 0) {
+		perror("BPF_PROG_LOAD");
+		return 1;
+	}
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = NR_FUNCS;
+	info.jited_ksyms = (uintptr_t)ksyms;
+	info.nr_jited_func_lens = NR_FUNCS;
+	info.jited_func_lens = (uintptr_t)lens;
+	info.jited_prog_len = sizeof(jited);
+	info.jited_prog_insns = (uintptr_t)jited;
+	memset(&ba, 0, sizeof(ba));
+	ba.info.bpf_fd = fd;
+	ba.info.info_len = sizeof(info);
+	ba.info.info = (uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &ba)) {
+		perror("BPF_OBJ_GET_INFO_BY_FD");
+		return 1;
+	}
+	if (!info.jited_prog_len || info.nr_jited_ksyms > NR_FUNCS ||
+	    info.nr_jited_ksyms != info.nr_jited_func_lens) {
+		fprintf(stderr, "program not JIT'd (bpf_jit_enable?) or too many functions\n");
+		return 1;
+	}
+	for (i = 0; i < info.nr_jited_ksyms; i++) {
+		printf("IMAGE %s id %u sub %u addr %#llx len %u csum %#010x\n",
+		       i ? "bpf_subprog" : "bpf_prog", info.id, i,
+		       (unsigned long long)ksyms[i], lens[i],
+		       crc32c(jited + off, lens[i]));
+		print_bytes(jited + off, lens[i]);
+		off += lens[i];
+	}
+	fflush(stdout);
+	if (argc > 1)
+		sleep(atoi(argv[1]));
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf test "flowjit records": parsing, chunk reassembly with its
+ * CRC-32C, and corrupted or truncated records, all without a flowjit
+ * kernel; the synthesis of existing eBPF images from bpf_prog_info.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+
+#include "flowjit.h"
+#include "tests/tests.h"
+#include "util/debug.h"
+#include "util/event.h"
+#include "util/machine.h"
+
+#define FJT_BUF		(sizeof(struct perf_event_header) + \
+			 sizeof(struct flowjit_record) + FLOWJIT_CHUNK_MAX + 64)
+
+/* a record carrying [off, off + n) of @obj, with a sample_id of @id_size */
+static union perf_event *fjt_record(void *buf, const u8 *obj, u64 len, u32 off,
+				    u32 n, u32 id_size)
+{
+	union perf_event *event = buf;
+	struct flowjit_record *rec = (void *)(&event->header + 1);
+
+	memset(buf, 0, FJT_BUF);
+	*rec = (struct flowjit_record) {
+		.version = FLOWJIT_RECORD_VERSION,
+		.kind = FLOWJIT_KIND_BPF_PROG,
+		.op = FLOWJIT_OP_IMAGE,
+		.addr = 0xffffffffa0001000ULL,
+		.len = len,
+		.id = 42,
+		.revision = 1,
+		.csum = flowjit__csum(obj, len),
+		.chunk_off = off,
+		.chunk_len = n,
+	};
+	memcpy(rec + 1, obj + off, n);
+	event->header.type = PERF_RECORD_FLOWJIT;
+	event->header.size = sizeof(event->header) + sizeof(*rec) +
+			     PERF_ALIGN(n, sizeof(u64)) + id_size;
+	return event;
+}
+
+static void fjt_fill(u8 *obj, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		obj[i] = (u8)(i * 7 + (i >> 8));
+}
+
+static int test__flowjit_crc32c(struct test_suite *t __maybe_unused,
+				int subtest __maybe_unused)
+{
+	u32 crc;
+
+	/* the check value of CRC-32C (iSCSI), as the uapi header says */
+	TEST_ASSERT_EQUAL("crc32c(\"123456789\")",
+			  (int)flowjit__csum("123456789", 9), (int)0xe3069283);
+	crc = flowjit__crc32c(~0U, "1234", 4);
+	crc = flowjit__crc32c(crc, "56789", 5);
+	TEST_ASSERT_EQUAL("crc32c in two steps", (int)~crc, (int)0xe3069283);
+	TEST_ASSERT_EQUAL("crc32c of nothing", (int)flowjit__csum("", 0), 0);
+	return TEST_OK;
+}
+
+static int test__flowjit_parse(struct test_suite *t __maybe_unused,
+			       int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], obj[100];
+	struct flowjit_chunk chunk;
+	union perf_event *event;
+	struct flowjit_record *rec;
+
+	fjt_fill(obj, sizeof(obj));
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 16);
+	rec = (void *)(&event->header + 1);
+	TEST_ASSERT_VAL("a good record parses", !flowjit__parse(event, &chunk, NULL));
+	TEST_ASSERT_VAL("record fields", chunk.rec->id == 42 && chunk.rec->len == 100);
+	TEST_ASSERT_VAL("record bytes", !memcmp(chunk.bytes, obj, sizeof(obj)));
+
+	rec->op = FLOWJIT_OP_RETIRE;
+	TEST_ASSERT_VAL("retire with bytes", flowjit__parse(event, &chunk, NULL) == -EINVAL);
+	rec->chunk_len = 0;
+	event->header.size = sizeof(event->header) + sizeof(*rec);
+	TEST_ASSERT_VAL("retire parses", !flowjit__parse(event, &chunk, NULL));
+	TEST_ASSERT_VAL("op name", !strcmp(flowjit__op_name(chunk.rec->op), "RETIRE"));
+	TEST_ASSERT_VAL("kind name", !strcmp(flowjit__kind_name(FLOWJIT_KIND_USER_JIT),
+					     "user_jit"));
+	TEST_ASSERT_VAL("unknown kind name", !strcmp(flowjit__kind_name(200), "unknown"));
+
+	/* a user JIT page, as the kernel's user JIT tracking reports it */
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec = (void *)(&event->header + 1);
+	rec->kind = FLOWJIT_KIND_USER_JIT;
+	rec->asid = 3;
+	TEST_ASSERT_VAL("user jit record parses", !flowjit__parse(event, &chunk, NULL));
+	return TEST_OK;
+}
+
+static int test__flowjit_corrupt(struct test_suite *t __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], obj[100];
+	struct flowjit_chunk chunk;
+	union perf_event *event;
+	struct flowjit_record *rec;
+	const char *why;
+	FILE *null;
+
+	fjt_fill(obj, sizeof(obj));
+	null = fopen("/dev/null", "w");
+	TEST_ASSERT_VAL("open /dev/null", null);
+
+#define FJT_BAD(what, expect)	do {						\
+		why = NULL;							\
+		TEST_ASSERT_VAL(what, flowjit__parse(event, &chunk, &why) == (expect)); \
+		TEST_ASSERT_VAL(what ": reason given", why);			\
+		pr_debug("flowjit: %s: %s\n", what, why);			\
+		perf_event__fprintf_flowjit(event, null);			\
+	} while (0)
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec = (void *)(&event->header + 1);
+	event->header.size = sizeof(event->header) + sizeof(*rec) - 8;
+	FJT_BAD("truncated header", -EINVAL);
+	event->header.size = sizeof(event->header) + sizeof(*rec) + 40;
+	FJT_BAD("truncated bytes", -EINVAL);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->version = 2;
+	FJT_BAD("unknown version", -EOPNOTSUPP);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->kind = FLOWJIT_KIND_MAX;
+	FJT_BAD("bad kind", -EINVAL);
+	rec->kind = 0;
+	FJT_BAD("kind 0", -EINVAL);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->op = 0;
+	FJT_BAD("bad op", -EINVAL);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->chunk_off = 60;
+	FJT_BAD("chunk beyond its object", -EINVAL);
+	rec->chunk_off = 0xffffffff;
+	FJT_BAD("chunk offset overflow", -EINVAL);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->chunk_len = FLOWJIT_CHUNK_MAX + 8;
+	rec->len = 1ULL << 40;
+	FJT_BAD("oversized chunk", -EINVAL);
+
+	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
+	rec->chunk_len = 0;
+	FJT_BAD("empty chunk", -EINVAL);
+#undef FJT_BAD
+	fclose(null);
+	return TEST_OK;
+}
+
+static int test__flowjit_reasm(struct test_suite *t __maybe_unused,
+			       int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], obj[2 * FLOWJIT_CHUNK_MAX + 1000];
+	struct flowjit_image *img = NULL;
+	struct flowjit_chunk chunk;
+	struct flowjit_reasm ra;
+	union perf_event *event;
+	u32 off, n;
+	int err;
+
+	fjt_fill(obj, sizeof(obj));
+	flowjit_reasm__init(&ra);
+
+	/* three chunks, in order: one image, checksum ok */
+	for (off = 0; off < sizeof(obj); off += n) {
+		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
+		event = fjt_record(buf, obj, sizeof(obj), off, n, 8);
+		TEST_ASSERT_VAL("chunk parses", !flowjit__parse(event, &chunk, NULL));
+		err = flowjit_reasm__add(&ra, &chunk, &img);
+		TEST_ASSERT_VAL("chunk added", err == (off + n == sizeof(obj)));
+	}
+	TEST_ASSERT_VAL("image finished", img && img->got == sizeof(obj));
+	TEST_ASSERT_VAL("image csum ok", img->csum_ok);
+	TEST_ASSERT_VAL("image bytes", !memcmp(img->bytes, obj, sizeof(obj)));
+	TEST_ASSERT_VAL("nothing pending", ra.nr_pending == 0);
+	flowjit_image__delete(img);
+
+	/* a corrupted byte in the second chunk: checksum bad */
+	for (off = 0; off < sizeof(obj); off += n) {
+		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
+		event = fjt_record(buf, obj, sizeof(obj), off, n, 0);
+		if (off == FLOWJIT_CHUNK_MAX)
+			((u8 *)event)[sizeof(event->header) + sizeof(struct flowjit_record) + 5] ^= 1;
+		flowjit__parse(event, &chunk, NULL);
+		err = flowjit_reasm__add(&ra, &chunk, &img);
+	}
+	TEST_ASSERT_VAL("corrupted image finished", err == 1 && img);
+	TEST_ASSERT_VAL("corrupted image: csum bad", !img->csum_ok);
+	flowjit_image__delete(img);
+
+	/* a missing middle chunk: an error, the object is dropped */
+	event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
+	flowjit__parse(event, &chunk, NULL);
+	TEST_ASSERT_VAL("first chunk", flowjit_reasm__add(&ra, &chunk, &img) == 0);
+	event = fjt_record(buf, obj, sizeof(obj), 2 * FLOWJIT_CHUNK_MAX, 1000, 0);
+	flowjit__parse(event, &chunk, NULL);
+	TEST_ASSERT_VAL("gap", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
+	TEST_ASSERT_VAL("gap: dropped", ra.nr_pending == 0 && !img);
+
+	/* a chunk without its head */
+	TEST_ASSERT_VAL("no head", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
+
+	/* a repeated chunk */
+	event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
+	flowjit__parse(event, &chunk, NULL);
+	flowjit_reasm__add(&ra, &chunk, &img);
+	TEST_ASSERT_VAL("repeat", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
+
+	/* more unfinished objects than kept: the oldest go, no leak */
+	for (off = 0; off < 2 * FLOWJIT_REASM_MAX; off++) {
+		struct flowjit_record *rec;
+
+		event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
+		rec = (void *)(&event->header + 1);
+		rec->addr += off * 0x10000;
+		flowjit__parse(event, &chunk, NULL);
+		TEST_ASSERT_VAL("pending", flowjit_reasm__add(&ra, &chunk, &img) == 0);
+	}
+	TEST_ASSERT_VAL("bounded", ra.nr_pending == FLOWJIT_REASM_MAX);
+	flowjit_reasm__exit(&ra);
+	return TEST_OK;
+}
+
+struct fjt_synth {
+	struct flowjit_reasm	ra;
+	int			records;
+	int			images;
+	int			bad;
+	u64			addr[4];
+	u64			len[4];
+	u8			bytes[8192];
+	u64			off;
+};
+
+static struct fjt_synth *fjt_synth;
+
+static int fjt_synth_process(struct perf_tool *tool __maybe_unused,
+			     union perf_event *event,
+			     struct perf_sample *sample __maybe_unused,
+			     struct machine *machine __maybe_unused)
+{
+	struct fjt_synth *s = fjt_synth;
+	struct flowjit_image *img;
+	struct flowjit_chunk chunk;
+
+	s->records++;
+	if (flowjit__parse(event, &chunk, NULL) ||
+	    !(chunk.rec->flags & FLOWJIT_F_EXISTING) ||
+	    chunk.rec->sub >= 4 ||
+	    (chunk.rec->kind == FLOWJIT_KIND_BPF_PROG) != !chunk.rec->sub) {
+		s->bad++;
+		return 0;
+	}
+	if (flowjit_reasm__add(&s->ra, &chunk, &img) < 0) {
+		s->bad++;
+		return 0;
+	}
+	if (!img)
+		return 0;
+	if (!img->csum_ok || img->rec.addr != s->addr[img->rec.sub] ||
+	    img->rec.len != s->len[img->rec.sub] ||
+	    memcmp(img->bytes, s->bytes + s->off, img->rec.len))
+		s->bad++;
+	s->off += img->rec.len;
+	s->images++;
+	flowjit_image__delete(img);
+	return 0;
+}
+
+static int test__flowjit_synth_bpf(struct test_suite *t __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	static struct fjt_synth s;
+	struct bpf_prog_info info = { .id = 7 };
+	struct machine machine = { .id_hdr_size = 24 };
+	u32 lens[2] = { 4096 + 300, 200 };
+	int err;
+
+	memset(&s, 0, sizeof(s));
+	flowjit_reasm__init(&s.ra);
+	fjt_fill(s.bytes, sizeof(s.bytes));
+	s.addr[0] = 0xffffffffa0000000ULL;
+	s.addr[1] = 0xffffffffa0002000ULL;
+	s.len[0] = lens[0];
+	s.len[1] = lens[1];
+	info.nr_jited_ksyms = 2;
+	info.nr_jited_func_lens = 2;
+	info.jited_ksyms = (uintptr_t)s.addr;
+	info.jited_func_lens = (uintptr_t)lens;
+	info.jited_prog_insns = (uintptr_t)s.bytes;
+	info.jited_prog_len = lens[0] + lens[1];
+	fjt_synth = &s;
+
+	err = flowjit__synthesize_bpf_prog(NULL, fjt_synth_process, &machine, &info);
+	TEST_ASSERT_VAL("synthesized", !err);
+	TEST_ASSERT_VAL("records: 2 chunks + 1", s.records == 3);
+	TEST_ASSERT_VAL("images: prog and subprog", s.images == 2);
+	TEST_ASSERT_VAL("images equal jited_prog_insns", !s.bad);
+
+	/* func lens beyond jited_prog_len: refused, not read */
+	info.jited_prog_len = 100;
+	s.records = 0;
+	err = flowjit__synthesize_bpf_prog(NULL, fjt_synth_process, &machine, &info);
+	TEST_ASSERT_VAL("inconsistent info refused", err == -EINVAL && !s.records);
+	flowjit_reasm__exit(&s.ra);
+	return TEST_OK;
+}
+
+static struct test_case tests__flowjit[] = {
+	TEST_CASE("CRC-32C", flowjit_crc32c),
+	TEST_CASE("Parse records", flowjit_parse),
+	TEST_CASE("Corrupted and truncated records", flowjit_corrupt),
+	TEST_CASE("Chunk reassembly", flowjit_reasm),
+	TEST_CASE("Synthesize existing eBPF images", flowjit_synth_bpf),
+	{ .name = NULL, }
+};
+
+struct test_suite suite__flowjit = {
+	.desc = "flowjit records",
+	.test_cases = tests__flowjit,
+};
