@@ -359,6 +359,18 @@ static struct pr_prof *pr_prof_get(struct pr_qres *r, const void *key1,
 	return &r->prof[i];
 }
 
+/* A trace error line in the flow, as perf script --itrace=e words it. */
+static void pr_qres_flow_error(struct pr_qres *r, int code, const char *what,
+			       uint64_t ip)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+
+	if (!o->flow_errors || !(o->outputs & PR_OUT_FLOW) || o->json)
+		return;
+	pr_buf_printf(&r->flow, " instruction trace error type 1 tid %d ip "
+		      "0x%" PRIx64 " code %d: %s\n", r->tid, ip, code, what);
+}
+
 static void pr_qres_error(struct pr_qres *r, int code)
 {
 	const struct pr_region *rgn;
@@ -388,6 +400,7 @@ static void pr_qres_error(struct pr_qres *r, int code)
 			 rgn && rgn->name ? rgn->name : "[trace]");
 	}
 	r->miss = 0;
+	pr_qres_flow_error(r, -code, pr_err_name(code), r->last_ip);
 
 	for (i = 0; i < r->nerr; ++i)
 		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
@@ -556,6 +569,8 @@ static void pr_qres_decode(struct pr_qres *r)
 				if (ev.type == ptev_overflow) {
 					r->noverflow += 1;
 					r->pend = 0;
+					pr_qres_flow_error(r, 6, "Overflow packet",
+							   ev.variant.overflow.ip);
 				} else if (ev.type == ptev_disabled ||
 					   ev.type == ptev_async_disabled) {
 					r->ndisabled += 1;
@@ -995,6 +1010,19 @@ uint64_t pr_replay_print(struct pr_replay *rp, FILE *out)
 	return nerrors;
 }
 
+void pr_replay_free_res(void *res)
+{
+	struct pr_qres *r = res;
+
+	if (!r)
+		return;
+	free(r->flow.p);
+	free(r->calls.p);
+	free(r->prof);
+	free(r->err);
+	free(r);
+}
+
 static void pr_replay_usage(FILE *out)
 {
 	fputs("usage: ptreplay [decode] -i perf.data [options]\n"
@@ -1005,6 +1033,8 @@ static void pr_replay_usage(FILE *out)
 	      "outputs (default: --flow):\n"
 	      "  --flow        instruction flow, 'TID IP' per line as\n"
 	      "                perf script --itrace=i0ns -F tid,ip prints it\n"
+	      "  -e, --errors  also trace error lines in the flow (overflows,\n"
+	      "                decode errors), like perf's --itrace=...e\n"
 	      "  --calls       call/return flow with symbols\n"
 	      "  --profile     instructions per function\n"
 	      "  --health      decode-health report\n"
@@ -1064,6 +1094,8 @@ int pr_replay_main(int argc, char *const *argv)
 			opts.outputs |= PR_OUT_PROFILE;
 		} else if (!strcmp(a, "--health") || !strcmp(a, "--report")) {
 			opts.outputs |= PR_OUT_HEALTH;
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--errors")) {
+			opts.flow_errors = 1;
 		} else if (!strcmp(a, "--no-flowjit")) {
 			opts.no_flowjit = 1;
 		} else if (!strcmp(a, "--json")) {

@@ -51,7 +51,7 @@ void pr_replay_fini(struct pr_replay *rp)
 		return;
 	for (i = 0; i < rp->nq; ++i) {
 		free(rp->q[i].owned);
-		free(rp->q[i].res);
+		pr_replay_free_res(rp->q[i].res);
 	}
 	free(rp->q);
 	free(rp->task);

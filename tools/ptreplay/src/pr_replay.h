@@ -35,6 +35,7 @@ struct pr_replay_opts {
 	int jobs;
 	int no_flowjit;
 	int json;
+	int flow_errors;	/* trace error lines in the flow (perf's 'e') */
 	int progress;		/* -1: if stderr is a terminal */
 	int no_files;		/* do not open files named in the trace */
 	int no_vdso;
@@ -136,6 +137,9 @@ extern int pr_replay_on_cpu(const struct pr_replay *rp, uint32_t cpu,
  * Returns zero on success, -1 if out of memory.
  */
 extern int pr_replay_decode(struct pr_replay *rp);
+
+/* Free the decode results of a queue (pr_queue.res); may be NULL. */
+extern void pr_replay_free_res(void *res);
 
 /* Print the selected outputs to @out.
  * Returns the number of decode errors.

@@ -243,6 +243,22 @@ else
 		cp "$tmp/loop.gt" "$tmp/loopret.gt"
 		gt_flow loopret "$tmp/loopret.data" "ptsynth loop program, return compression, TNT-64, PSB every 256 bytes"
 	fi
+	if [[ -f $tmp/loop.gt ]]; then
+		"$ptsynth" synth -g "$tmp/loop.gt" -o "$tmp/loopovf.data" --ovf-at 50000 --ovf-len 40 > /dev/null 2>&1
+		run decode -i "$tmp/loopovf.data" -e
+		cp "$tmp/out" "$tmp/loopovf.pr"
+		"$ptsynth" cmpflow -g "$tmp/loop.gt" "$tmp/loopovf.pr" > "$tmp/cmp" 2>&1
+		diag "loopovf: $(grep '^tid' "$tmp/cmp")"
+		check "ptreplay decode -e: an injected OVF is reported in the flow and decoding resumes exactly after the lost instructions" \
+			grep -q "1 overflow(s).*, 50040): match" "$tmp/cmp"
+		if [[ -n $perf ]]; then
+			"$perf" script -i "$tmp/loopovf.data" --itrace=i0nse -F tid,ip > "$tmp/loopovf.perf" 2> /dev/null
+			check "ptreplay decode -e: around an OVF the instructions equal perf script's" \
+				cmp <(grep -v error "$tmp/loopovf.pr") <(grep -v error "$tmp/loopovf.perf")
+		fi
+		run decode -i "$tmp/loopovf.data" --health
+		check "ptreplay decode --health: the overflow is counted" grep -q "^overflows:              1$" "$tmp/out"
+	fi
 	if [[ -f $tmp/threads.data ]]; then
 		run decode -i "$tmp/threads.data" -j 2
 		check "ptreplay decode: -j 2 prints the same flow as -j 1 (3 threads)" \
