@@ -189,6 +189,30 @@ struct pr_qres {
 	int failed;		/* out of memory */
 };
 
+/* Per-CPU queues: the task on the CPU at perf time @time.  Called when
+ * tracing is (re-)enabled (a switch-in is a TIP.PGE after a TSC) and at
+ * synchronization: the decoder's time runs ahead of the instructions
+ * still being decoded, so it must not move the task between.
+ */
+static void pr_qres_task(struct pr_qres *r, uint64_t time)
+{
+	uint32_t pid, tid;
+
+	if (r->q->tid >= 0 || r->q->cpu < 0)
+		return;
+	if (pr_replay_on_cpu(r->rp, (uint32_t)r->q->cpu, time, &pid,
+			     &tid) == 0) {
+		if (r->space != pid)
+			r->c_rgn = NULL;
+		r->space = pid;
+		r->tid = (int32_t)tid;
+	} else {
+		r->space = 0;
+		r->tid = -1;
+	}
+	r->f_valid = 0;
+}
+
 /* Update the trace time and the current task from the decoder. */
 static void pr_qres_time(struct pr_qres *r)
 {
@@ -207,19 +231,9 @@ static void pr_qres_time(struct pr_qres *r)
 	r->time = tsc ? pr_tsc_to_perf(&r->rp->info, tsc) : 0;
 	r->c_rgn = NULL;
 	r->f_valid = 0;
-
-	if (r->q->tid < 0 && r->q->cpu >= 0) {
-		uint32_t pid, tid;
-
-		if (pr_replay_on_cpu(r->rp, (uint32_t)r->q->cpu, r->time,
-				     &pid, &tid) == 0) {
-			r->space = pid;
-			r->tid = (int32_t)tid;
-		} else {
-			r->space = 0;
-			r->tid = -1;
-		}
-	}
+	/* no task known yet on this CPU: maybe now */
+	if (r->q->tid < 0 && r->q->cpu >= 0 && r->tid < 0)
+		pr_qres_task(r, r->time);
 }
 
 /* libipt's read callback: the bytes live at the decoder's current time. */
@@ -560,6 +574,8 @@ static void pr_qres_decode(struct pr_qres *r)
 		}
 		r->nsync += 1;
 		r->pend = 0;
+		pr_qres_time(r);
+		pr_qres_task(r, r->time);
 
 		for (;;) {
 			while (status & pts_event_pending) {
@@ -571,6 +587,12 @@ static void pr_qres_decode(struct pr_qres *r)
 					r->pend = 0;
 					pr_qres_flow_error(r, 6, "Overflow packet",
 							   ev.variant.overflow.ip);
+				} else if (ev.type == ptev_enabled) {
+					pr_qres_time(r);
+					pr_qres_task(r, ev.has_tsc ?
+						     pr_tsc_to_perf(&r->rp->info,
+								    ev.tsc) :
+						     r->time);
 				} else if (ev.type == ptev_disabled ||
 					   ev.type == ptev_async_disabled) {
 					r->ndisabled += 1;
