@@ -10,7 +10,6 @@
  */
 #include <byteswap.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -307,11 +306,12 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp)
 		return fprintf(fp, " bad flowjit record (size %u): %s\n",
 			       event->header.size, why);
 	rec = chunk.rec;
-	ret = fprintf(fp, " %s %s id %" PRIu64 " sub %u asid %" PRIu64
-		      " addr %#" PRIx64 " len %" PRIu64 " rev %u pid %u tid %u",
+	ret = fprintf(fp, " %s %s id %llu sub %u asid %llu addr %#llx len %llu",
 		      flowjit__op_name(rec->op), flowjit__kind_name(rec->kind),
-		      (u64)rec->id, rec->sub, (u64)rec->asid, (u64)rec->addr,
-		      (u64)rec->len, rec->revision, rec->pid, rec->tid);
+		      (unsigned long long)rec->id, rec->sub,
+		      (unsigned long long)rec->asid, (unsigned long long)rec->addr,
+		      (unsigned long long)rec->len);
+	ret += fprintf(fp, " rev %u pid %u tid %u", rec->revision, rec->pid, rec->tid);
 	if (rec->flags & FLOWJIT_F_EXISTING)
 		ret += fprintf(fp, " existing");
 	if (rec->flags & FLOWJIT_F_OLD_BYTES)

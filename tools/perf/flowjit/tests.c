@@ -47,6 +47,8 @@ static union perf_event *fjt_record(void *buf, const u8 *obj, u64 len, u32 off,
 	return event;
 }
 
+#define FJT_CHECK_VALUE	0xe3069283U
+
 static void fjt_fill(u8 *obj, size_t len)
 {
 	size_t i;
@@ -61,12 +63,12 @@ static int test__flowjit_crc32c(struct test_suite *t __maybe_unused,
 	u32 crc;
 
 	/* the check value of CRC-32C (iSCSI), as the uapi header says */
-	TEST_ASSERT_EQUAL("crc32c(\"123456789\")",
-			  (int)flowjit__csum("123456789", 9), (int)0xe3069283);
+	TEST_ASSERT_VAL("crc32c(\"123456789\")",
+			flowjit__csum("123456789", 9) == FJT_CHECK_VALUE);
 	crc = flowjit__crc32c(~0U, "1234", 4);
 	crc = flowjit__crc32c(crc, "56789", 5);
-	TEST_ASSERT_EQUAL("crc32c in two steps", (int)~crc, (int)0xe3069283);
-	TEST_ASSERT_EQUAL("crc32c of nothing", (int)flowjit__csum("", 0), 0);
+	TEST_ASSERT_VAL("crc32c in two steps", ~crc == FJT_CHECK_VALUE);
+	TEST_ASSERT_VAL("crc32c of nothing", flowjit__csum("", 0) == 0);
 	return TEST_OK;
 }
 
@@ -104,65 +106,68 @@ static int test__flowjit_parse(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+/* @event is refused with @expect and a reason, and prints without harm */
+static bool fjt_bad(union perf_event *event, int expect)
+{
+	struct flowjit_chunk chunk;
+	const char *why = NULL;
+	FILE *null;
+
+	if (flowjit__parse(event, &chunk, &why) != expect || !why)
+		return false;
+	pr_debug("flowjit: refused: %s\n", why);
+	null = fopen("/dev/null", "w");
+	if (!null)
+		return false;
+	perf_event__fprintf_flowjit(event, null);
+	fclose(null);
+	return true;
+}
+
 static int test__flowjit_corrupt(struct test_suite *t __maybe_unused,
 				 int subtest __maybe_unused)
 {
 	static u8 buf[FJT_BUF], obj[100];
-	struct flowjit_chunk chunk;
 	union perf_event *event;
 	struct flowjit_record *rec;
-	const char *why;
-	FILE *null;
 
 	fjt_fill(obj, sizeof(obj));
-	null = fopen("/dev/null", "w");
-	TEST_ASSERT_VAL("open /dev/null", null);
-
-#define FJT_BAD(what, expect)	do {						\
-		why = NULL;							\
-		TEST_ASSERT_VAL(what, flowjit__parse(event, &chunk, &why) == (expect)); \
-		TEST_ASSERT_VAL(what ": reason given", why);			\
-		pr_debug("flowjit: %s: %s\n", what, why);			\
-		perf_event__fprintf_flowjit(event, null);			\
-	} while (0)
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec = (void *)(&event->header + 1);
 	event->header.size = sizeof(event->header) + sizeof(*rec) - 8;
-	FJT_BAD("truncated header", -EINVAL);
+	TEST_ASSERT_VAL("truncated header", fjt_bad(event, -EINVAL));
 	event->header.size = sizeof(event->header) + sizeof(*rec) + 40;
-	FJT_BAD("truncated bytes", -EINVAL);
+	TEST_ASSERT_VAL("truncated bytes", fjt_bad(event, -EINVAL));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->version = 2;
-	FJT_BAD("unknown version", -EOPNOTSUPP);
+	TEST_ASSERT_VAL("unknown version", fjt_bad(event, -EOPNOTSUPP));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->kind = FLOWJIT_KIND_MAX;
-	FJT_BAD("bad kind", -EINVAL);
+	TEST_ASSERT_VAL("bad kind", fjt_bad(event, -EINVAL));
 	rec->kind = 0;
-	FJT_BAD("kind 0", -EINVAL);
+	TEST_ASSERT_VAL("kind 0", fjt_bad(event, -EINVAL));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->op = 0;
-	FJT_BAD("bad op", -EINVAL);
+	TEST_ASSERT_VAL("bad op", fjt_bad(event, -EINVAL));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->chunk_off = 60;
-	FJT_BAD("chunk beyond its object", -EINVAL);
+	TEST_ASSERT_VAL("chunk beyond its object", fjt_bad(event, -EINVAL));
 	rec->chunk_off = 0xffffffff;
-	FJT_BAD("chunk offset overflow", -EINVAL);
+	TEST_ASSERT_VAL("chunk offset overflow", fjt_bad(event, -EINVAL));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->chunk_len = FLOWJIT_CHUNK_MAX + 8;
 	rec->len = 1ULL << 40;
-	FJT_BAD("oversized chunk", -EINVAL);
+	TEST_ASSERT_VAL("oversized chunk", fjt_bad(event, -EINVAL));
 
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
 	rec->chunk_len = 0;
-	FJT_BAD("empty chunk", -EINVAL);
-#undef FJT_BAD
-	fclose(null);
+	TEST_ASSERT_VAL("empty chunk", fjt_bad(event, -EINVAL));
 	return TEST_OK;
 }
 
@@ -198,8 +203,11 @@ static int test__flowjit_reasm(struct test_suite *t __maybe_unused,
 	for (off = 0; off < sizeof(obj); off += n) {
 		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
 		event = fjt_record(buf, obj, sizeof(obj), off, n, 0);
-		if (off == FLOWJIT_CHUNK_MAX)
-			((u8 *)event)[sizeof(event->header) + sizeof(struct flowjit_record) + 5] ^= 1;
+		if (off == FLOWJIT_CHUNK_MAX) {
+			struct flowjit_record *rec = (void *)(&event->header + 1);
+
+			((u8 *)(rec + 1))[5] ^= 1;
+		}
 		flowjit__parse(event, &chunk, NULL);
 		err = flowjit_reasm__add(&ra, &chunk, &img);
 	}
@@ -264,9 +272,9 @@ static int fjt_synth_process(struct perf_tool *tool __maybe_unused,
 
 	s->records++;
 	if (flowjit__parse(event, &chunk, NULL) ||
-	    !(chunk.rec->flags & FLOWJIT_F_EXISTING) ||
-	    chunk.rec->sub >= 4 ||
-	    (chunk.rec->kind == FLOWJIT_KIND_BPF_PROG) != !chunk.rec->sub) {
+	    !(chunk.rec->flags & FLOWJIT_F_EXISTING) || chunk.rec->sub >= 4 ||
+	    chunk.rec->kind != (chunk.rec->sub ? FLOWJIT_KIND_BPF_SUBPROG :
+						 FLOWJIT_KIND_BPF_PROG)) {
 		s->bad++;
 		return 0;
 	}

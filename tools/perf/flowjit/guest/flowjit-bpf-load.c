@@ -20,6 +20,7 @@
 #include <linux/bpf.h>
 
 #define NR_FUNCS	8
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static int sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 	memset(&ba, 0, sizeof(ba));
 	ba.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
 	ba.insns = (uintptr_t)insns;
-	ba.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	ba.insn_cnt = ARRAY_SIZE(insns);
 	ba.license = (uintptr_t)"GPL";
 	strcpy(ba.prog_name, "flowjit_e2e");
 	fd = sys_bpf(BPF_PROG_LOAD, &ba);
