@@ -68,10 +68,12 @@ static inline void sb_attr_init(struct perf_event_attr *attr)
 }
 
 /*
- * Open @attr on every online CPU (system-wide) and map its ring buffer.
- * Returns 0 or -errno of the first failure; on failure nothing stays open.
+ * Open @attr for task @pid (-1: all tasks) on every online CPU and map
+ * each ring buffer. Returns 0 or -errno of the first failure; on failure
+ * nothing stays open.
  */
-static inline int sb_open(struct sb *sb, struct perf_event_attr *attr)
+static inline int sb_open_pid(struct sb *sb, struct perf_event_attr *attr,
+			      pid_t pid)
 {
 	long page_size = sysconf(_SC_PAGESIZE);
 	int cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -84,7 +86,7 @@ static inline int sb_open(struct sb *sb, struct perf_event_attr *attr)
 		struct sb_ring *r = &sb->ring[i];
 		size_t len = (1 + SB_DATA_PAGES) * page_size;
 
-		r->fd = sb_perf_event_open(attr, -1, i);
+		r->fd = sb_perf_event_open(attr, pid, i);
 		if (r->fd < 0)
 			goto fail;
 		r->page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -106,6 +108,36 @@ fail:
 	}
 	sb->nr = 0;
 	return err;
+}
+
+/* Open @attr on every online CPU, system-wide. */
+static inline int sb_open(struct sb *sb, struct perf_event_attr *attr)
+{
+	return sb_open_pid(sb, attr, -1);
+}
+
+/* Open @attr on task @pid (0: self), any CPU, with one ring buffer. */
+static inline int sb_open_task(struct sb *sb, struct perf_event_attr *attr,
+			       pid_t pid)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct sb_ring *r = &sb->ring[0];
+	size_t len = (1 + SB_DATA_PAGES) * page_size;
+
+	memset(sb, 0, sizeof(*sb));
+	r->fd = sb_perf_event_open(attr, pid, -1);
+	if (r->fd < 0)
+		return -errno;
+	r->page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->page == MAP_FAILED) {
+		int err = -errno;
+
+		close(r->fd);
+		return err;
+	}
+	r->data_size = SB_DATA_PAGES * page_size;
+	sb->nr = 1;
+	return 0;
 }
 
 static inline void sb_close(struct sb *sb)

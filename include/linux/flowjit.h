@@ -12,10 +12,21 @@
 
 #include <linux/errno.h>
 #include <linux/jump_label_ratelimit.h>
+#include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <uapi/linux/flowjit.h>
 
 struct bpf_prog;
+struct mm_struct;
+struct task_struct;
+struct vm_area_struct;
+struct vm_fault;
+
+/* What flowjit tracks in user space: executable anonymous memory. */
+static inline bool flowjit_vma_trackable(struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_EXEC) && vma_is_anonymous(vma);
+}
 
 #ifdef CONFIG_FLOWJIT
 
@@ -25,6 +36,72 @@ int flowjit_perf_event_open(const struct perf_event_attr *attr);
 void flowjit_account_event(struct perf_event *event);
 void flowjit_unaccount_event(struct perf_event *event);
 void __flowjit_bpf_event(struct bpf_prog *prog, enum perf_bpf_event_type type);
+
+int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task);
+void flowjit_perf_event_detach(struct perf_event *event);
+void flowjit_exec(void);
+void flowjit_mm_init(struct mm_struct *mm);
+void flowjit_mm_exit(struct mm_struct *mm);
+bool flowjit_mm_tracked(struct mm_struct *mm);
+pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot);
+vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf);
+bool __flowjit_rearm_pte(struct vm_area_struct *vma, unsigned long addr,
+			 pte_t *ptep, pte_t entry);
+void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
+			    unsigned long end);
+void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
+			   unsigned long len);
+
+/* the protection new PTEs of @vma get: not executable while tracked */
+static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
+					    pgprot_t prot)
+{
+	if (unlikely(vma->vm_mm->flowjit))
+		return __flowjit_vm_page_prot(vma, prot);
+	return prot;
+}
+
+/*
+ * An instruction fetch from an executable anonymous VMA that faulted on
+ * a present PTE: flowjit made the page non-executable (x86 reports such
+ * a fault as a protection fault; let it through to handle_mm_fault()).
+ */
+static inline bool flowjit_exec_fault_allowed(struct vm_area_struct *vma)
+{
+	return flowjit_vma_trackable(vma);
+}
+
+/* the same fault in handle_pte_fault(): flowjit handles it */
+static inline bool flowjit_exec_fault(struct vm_fault *vmf)
+{
+	return (vmf->flags & FAULT_FLAG_INSTRUCTION) &&
+	       !pte_exec(vmf->orig_pte) && flowjit_vma_trackable(vmf->vma);
+}
+
+/* a write fault makes a page writable: make it non-executable first */
+static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
+				     unsigned long addr, pte_t *ptep,
+				     pte_t entry)
+{
+	return flowjit_vma_trackable(vma) && vma->vm_mm->flowjit &&
+	       __flowjit_rearm_pte(vma, addr, ptep, entry);
+}
+
+/* [start, end) of @vma is unmapped or discarded */
+static inline void flowjit_retire_range(struct vm_area_struct *vma,
+					unsigned long start, unsigned long end)
+{
+	if (unlikely(vma->vm_mm->flowjit))
+		__flowjit_retire_range(vma, start, end);
+}
+
+/* mremap() moved pages of @vma to [new, new + len) */
+static inline void flowjit_moved_range(struct vm_area_struct *vma,
+				       unsigned long new, unsigned long len)
+{
+	if (unlikely(vma->vm_mm->flowjit))
+		__flowjit_moved_range(vma, new, len);
+}
 
 /* a BPF program was loaded (its image is final) or is being freed */
 static inline void flowjit_bpf_event(struct bpf_prog *prog,
@@ -41,6 +118,50 @@ static inline int flowjit_perf_event_open(const struct perf_event_attr *attr)
 	return attr->flowjit ? -EINVAL : 0;
 }
 
+static inline int flowjit_perf_event_attach(struct perf_event *event,
+					    struct task_struct *task)
+{
+	return 0;
+}
+
+static inline void flowjit_perf_event_detach(struct perf_event *event) { }
+static inline void flowjit_exec(void) { }
+static inline void flowjit_mm_init(struct mm_struct *mm) { }
+static inline void flowjit_mm_exit(struct mm_struct *mm) { }
+
+static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
+					    pgprot_t prot)
+{
+	return prot;
+}
+
+static inline bool flowjit_exec_fault_allowed(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline bool flowjit_exec_fault(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGSEGV;
+}
+
+static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
+				     unsigned long addr, pte_t *ptep,
+				     pte_t entry)
+{
+	return false;
+}
+
+static inline void flowjit_retire_range(struct vm_area_struct *vma,
+					unsigned long start,
+					unsigned long end) { }
+static inline void flowjit_moved_range(struct vm_area_struct *vma,
+				       unsigned long new, unsigned long len) { }
 static inline void flowjit_account_event(struct perf_event *event) { }
 static inline void flowjit_unaccount_event(struct perf_event *event) { }
 static inline void flowjit_bpf_event(struct bpf_prog *prog,

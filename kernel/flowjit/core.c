@@ -76,8 +76,10 @@ void flowjit_account_event(struct perf_event *event)
 
 void flowjit_unaccount_event(struct perf_event *event)
 {
-	if (event->attr.flowjit)
-		static_branch_slow_dec_deferred(&flowjit_active);
+	if (!event->attr.flowjit)
+		return;
+	flowjit_perf_event_detach(event);
+	static_branch_slow_dec_deferred(&flowjit_active);
 }
 
 /* CRC-32C of @len bytes, as documented in uapi/linux/flowjit.h */

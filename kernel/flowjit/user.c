@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * flowjit: user-space JIT code, captured without the JIT's help.
+ *
+ * In an address space that a flowjit event tracks, every present page of
+ * an executable anonymous VMA is kept W^X in the page tables, whatever
+ * the VMA allows; vm_flags, /proc/PID/maps and mprotect() results do not
+ * change:
+ *
+ *	          write fault: re-arm
+ *	   +----------------------------------+
+ *	   v                                  |
+ *	 ARMED (NX, maybe W) ---------> EXECUTABLE (X, read-only)
+ *	         exec fault: write-protect, flush TLB,
+ *	         snapshot the page, make it executable
+ *
+ * Tracked VMAs carry NX in vm_page_prot, so every PTE built from it
+ * (anonymous fault, COW, swap-in, migration) starts armed. A snapshot is
+ * taken with the page read-only in every TLB, so no other thread can
+ * change the bytes while they are copied; a writer that races it faults
+ * and re-arms the page after the copy, and its bytes get the next
+ * revision. The re-arming write fault flushes the TLB too, so that no
+ * CPU keeps executing the page through a stale executable entry.
+ *
+ * An address space is tracked while per-task events with attr.flowjit
+ * that do not exclude user space target a task using it. Arming its
+ * existing pages runs in the target itself (task work), where taking
+ * its mmap_lock is safe. When the last event goes, the PTEs are left
+ * as they are: the next instruction fetch from such a page finds the
+ * address space untracked and makes the page executable again.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <asm/tlb.h>
+#include <asm/tlbflush.h>
+
+#include "internal.h"
+
+/*
+ * Per address space state, hung off mm->flowjit on first use and freed
+ * with the mm.
+ */
+struct flowjit_mm {
+	u64		asid;		/* never reused in a boot */
+	atomic64_t	revision;	/* of the last snapshot, any page */
+	atomic_t	users;		/* events tracking this mm */
+};
+
+/*
+ * Which mm each tracking event counts in, so that its count goes where
+ * it was added even after the target has exec'd.
+ */
+struct flowjit_tracker {
+	struct list_head	node;
+	struct perf_event	*event;
+	struct mm_struct	*mm;	/* mmgrab()ed */
+};
+
+static LIST_HEAD(flowjit_trackers);
+static DEFINE_MUTEX(flowjit_trackers_lock);
+static atomic64_t flowjit_next_asid = ATOMIC64_INIT(FLOWJIT_ASID_KERNEL);
+
+static bool flowjit_event_tracks_user(struct perf_event *event)
+{
+	return event->attr.flowjit && !event->attr.exclude_user &&
+	       (event->attach_state & PERF_ATTACH_TASK);
+}
+
+/* the state of @mm, allocated if needed; NULL if out of memory */
+static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
+{
+	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
+
+	if (fm)
+		return fm;
+	fm = kzalloc(sizeof(*fm), GFP_KERNEL_ACCOUNT);
+	if (!fm)
+		return NULL;
+	fm->asid = atomic64_inc_return(&flowjit_next_asid);
+	/* pairs with READ_ONCE() above and in flowjit_mm_tracked() */
+	if (cmpxchg(&mm->flowjit, NULL, fm)) {
+		kfree(fm);
+		fm = READ_ONCE(mm->flowjit);
+	}
+	return fm;
+}
+
+bool flowjit_mm_tracked(struct mm_struct *mm)
+{
+	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
+
+	return fm && atomic_read(&fm->users) > 0;
+}
+
+/* The page protection of a tracked VMA: never executable. */
+pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
+{
+	if (flowjit_vma_trackable(vma) && flowjit_mm_tracked(vma->vm_mm))
+		return pgprot_nx(prot);
+	return prot;
+}
+
+/* Arm every executable anonymous VMA of @mm; mmap_lock held for write. */
+static void flowjit_arm_mm(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	struct mmu_gather tlb;
+	VMA_ITERATOR(vmi, mm, 0);
+
+	tlb_gather_mmu(&tlb, mm);
+	for_each_vma(vmi, vma) {
+		if (!flowjit_vma_trackable(vma))
+			continue;
+		vma_set_page_prot(vma);
+		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
+				  vma->vm_page_prot, MM_CP_TRY_CHANGE_WRITABLE);
+	}
+	tlb_finish_mmu(&tlb);
+}
+
+static void flowjit_arm_work(struct callback_head *head)
+{
+	struct mm_struct *mm = current->mm;
+
+	kfree(head);
+	if (!mm || !flowjit_mm_tracked(mm))
+		return;
+	mmap_write_lock(mm);
+	flowjit_arm_mm(mm);
+	mmap_write_unlock(mm);
+}
+
+/* Have @task arm its address space before it next runs user code. */
+static int flowjit_queue_arm(struct task_struct *task)
+{
+	struct callback_head *work = kmalloc(sizeof(*work), GFP_KERNEL);
+	int err;
+
+	if (!work)
+		return -ENOMEM;
+	init_task_work(work, flowjit_arm_work);
+	err = task_work_add(task, work, TWA_SIGNAL);
+	if (err)
+		kfree(work);	/* exiting: nothing to arm */
+	return 0;
+}
+
+static int flowjit_track(struct perf_event *event, struct mm_struct *mm)
+{
+	struct flowjit_tracker *t;
+	struct flowjit_mm *fm;
+
+	fm = flowjit_mm_get_state(mm);
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!fm || !t) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	t->event = event;
+	t->mm = mm;
+	mmgrab(mm);
+	mutex_lock(&flowjit_trackers_lock);
+	list_add(&t->node, &flowjit_trackers);
+	atomic_inc(&fm->users);
+	mutex_unlock(&flowjit_trackers_lock);
+	return 0;
+}
+
+static struct flowjit_tracker *flowjit_find_tracker(struct perf_event *event)
+{
+	struct flowjit_tracker *t;
+
+	lockdep_assert_held(&flowjit_trackers_lock);
+	list_for_each_entry(t, &flowjit_trackers, node) {
+		if (t->event == event)
+			return t;
+	}
+	return NULL;
+}
+
+/* drop @t's count on its mm; flowjit_trackers_lock held */
+static void flowjit_untrack_locked(struct flowjit_tracker *t)
+{
+	struct flowjit_mm *fm = READ_ONCE(t->mm->flowjit);
+
+	if (fm)
+		atomic_dec(&fm->users);
+	mmdrop(t->mm);
+}
+
+/*
+ * perf_event_open() of a per-task event, after perf's own permission
+ * check, with the target's exec_update_lock held. Snapshotting another
+ * process's code reads its memory: require what process_vm_readv()
+ * requires. Returns 0 or -errno.
+ */
+int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task)
+{
+	struct mm_struct *mm;
+	int err;
+
+	if (!flowjit_event_tracks_user(event))
+		return 0;
+	if (!ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS))
+		return -EACCES;
+	mm = get_task_mm(task);
+	if (!mm)
+		return 0;	/* a kernel thread or exiting: nothing to track */
+	err = flowjit_track(event, mm);
+	mmput(mm);
+	if (!err)
+		err = flowjit_queue_arm(task);
+	return err;
+}
+
+/* The event goes away: its address space may go back to normal. */
+void flowjit_perf_event_detach(struct perf_event *event)
+{
+	struct flowjit_tracker *t;
+
+	if (!flowjit_event_tracks_user(event))
+		return;
+	mutex_lock(&flowjit_trackers_lock);
+	t = flowjit_find_tracker(event);
+	if (t) {
+		list_del(&t->node);
+		flowjit_untrack_locked(t);
+	}
+	mutex_unlock(&flowjit_trackers_lock);
+	kfree(t);
+}
+
+/*
+ * After exec: the tracking of the events that target this task moves to
+ * its new address space, which has no code yet, so nothing to arm.
+ */
+void flowjit_exec(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct flowjit_tracker *t;
+	struct flowjit_mm *fm;
+
+	if (!mm || list_empty_careful(&flowjit_trackers))
+		return;
+	fm = flowjit_mm_get_state(mm);
+	mutex_lock(&flowjit_trackers_lock);
+	list_for_each_entry(t, &flowjit_trackers, node) {
+		if (t->event->hw.target != current || t->mm == mm || !fm)
+			continue;
+		flowjit_untrack_locked(t);
+		mmgrab(mm);
+		t->mm = mm;
+		atomic_inc(&fm->users);
+	}
+	mutex_unlock(&flowjit_trackers_lock);
+}
+
+static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
+			      u64 len, u32 rev, const void *bytes)
+{
+	struct flowjit_image img = {
+		.kind		= FLOWJIT_KIND_USER_JIT,
+		.op		= op,
+		.asid		= fm->asid,
+		.pid		= task_tgid_nr(current),
+		.tid		= task_pid_nr(current),
+		.addr		= addr,
+		.len		= len,
+		.revision	= rev,
+		.bytes		= bytes,
+	};
+
+	flowjit_emit(&img);
+}
+
+/* Snapshot the page at @addr of @page; it is read-only in every TLB. */
+static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
+			     struct page *page)
+{
+	void *kaddr = kmap_local_page(page);
+
+	flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
+			  atomic64_inc_return(&fm->revision), kaddr);
+	kunmap_local(kaddr);
+}
+
+/*
+ * An instruction fetch hit a present, non-executable PTE of an
+ * executable anonymous VMA. In a tracked address space, snapshot the
+ * page and make it executable and read-only; otherwise the page is left
+ * over from tracking that ended: make it executable again.
+ */
+vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
+	struct page *page;
+	pte_t entry;
+
+	vmf->ptl = pte_lockptr(mm, vmf->pmd);
+	spin_lock(vmf->ptl);
+	entry = vmf->orig_pte;
+	if (unlikely(!pte_same(*vmf->pte, entry))) {
+		update_mmu_tlb(vma, vmf->address, vmf->pte);
+		goto unlock;
+	}
+	page = vm_normal_page(vma, addr, entry);
+	if (fm && atomic_read(&fm->users) && page) {
+		/*
+		 * No CPU may write the page while it is copied. Clearing RW
+		 * atomically keeps a dirty bit the hardware sets meanwhile.
+		 */
+		if (pte_write(entry)) {
+			ptep_set_wrprotect(mm, addr, vmf->pte);
+			flush_tlb_page(vma, addr);
+		}
+		flowjit_snapshot(fm, addr, page);
+	}
+	entry = pte_mkyoung(pte_mkexec(ptep_get(vmf->pte)));
+	set_pte_at(mm, addr, vmf->pte, entry);
+	update_mmu_cache(vma, addr, vmf->pte);
+unlock:
+	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	return 0;
+}
+
+/*
+ * A write fault is about to make a page of a tracked VMA writable:
+ * take execute away first, from every TLB. Returns true if it set the
+ * PTE to @entry itself.
+ */
+bool __flowjit_rearm_pte(struct vm_area_struct *vma, unsigned long addr,
+			 pte_t *ptep, pte_t entry)
+{
+	if (!pte_exec(entry) || !flowjit_mm_tracked(vma->vm_mm))
+		return false;
+	entry = pte_set_flags(entry, _PAGE_NX);
+	set_pte_at(vma->vm_mm, addr, ptep, entry);
+	flush_tlb_page(vma, addr);
+	update_mmu_cache(vma, addr, ptep);
+	return true;
+}
+
+/*
+ * [start, end) of a tracked VMA holds no code any more (munmap, mremap
+ * away, MADV_DONTNEED): say so, so that decoders stop using its images.
+ */
+void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
+			    unsigned long end)
+{
+	struct flowjit_mm *fm = READ_ONCE(vma->vm_mm->flowjit);
+
+	if (!fm || !atomic_read(&fm->users) || !flowjit_vma_trackable(vma))
+		return;
+	start = max(start, vma->vm_start);
+	end = min(end, vma->vm_end);
+	if (start < end)
+		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, start, end - start,
+				  0, NULL);
+}
+
+/* mremap() moved [old, old + len) of a tracked VMA into @vma at @new. */
+void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
+			   unsigned long len)
+{
+	struct mmu_gather tlb;
+
+	if (!flowjit_vma_trackable(vma) || !flowjit_mm_tracked(vma->vm_mm))
+		return;
+	/* the pages are at a new address now: their images are not */
+	tlb_gather_mmu(&tlb, vma->vm_mm);
+	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
+			  MM_CP_TRY_CHANGE_WRITABLE);
+	tlb_finish_mmu(&tlb);
+}
+
+void flowjit_mm_init(struct mm_struct *mm)
+{
+	mm->flowjit = NULL;
+}
+
+/* The address space is gone (exit, exec): retire all of it. */
+void flowjit_mm_exit(struct mm_struct *mm)
+{
+	struct flowjit_mm *fm = mm->flowjit;
+
+	if (!fm)
+		return;
+	if (atomic_read(&fm->users))
+		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
+				  NULL);
+	/* trackers still holding the mm read its state under the lock */
+	mutex_lock(&flowjit_trackers_lock);
+	WRITE_ONCE(mm->flowjit, NULL);
+	mutex_unlock(&flowjit_trackers_lock);
+	kfree(fm);
+}

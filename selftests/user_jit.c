@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space JIT code captured without the JIT's help: in a tracked
+ * address space, every revision of an executable anonymous page that
+ * runs is snapshotted after its last write and before its first
+ * instruction, and faults that are not flowjit's behave as without it.
+ *
+ * The "JIT" here writes functions "mov eax, imm32; ret" (b8 imm32 c3),
+ * so a call's return value says which revision ran.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "flowjit_records.h"
+
+#define PAGE	4096UL
+
+typedef int (*jit_fn)(void);
+
+/* write "mov eax, @val; ret" at @p */
+static void emit_ret_imm(uint8_t *p, uint32_t val)
+{
+	p[0] = 0xb8;
+	memcpy(p + 1, &val, 4);
+	p[5] = 0xc3;
+}
+
+static int call(void *p)
+{
+	return ((jit_fn)p)();
+}
+
+/* the user JIT snapshot of the page at @addr with revision > @after */
+static struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
+				uint32_t after)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
+		    o->rec.revision > after)
+			return o;
+	}
+	return NULL;
+}
+
+static struct fj_obj *find_retire(struct fj_set *set, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_RETIRE && o->rec.addr <= addr &&
+		    addr < o->rec.addr + o->rec.len)
+			return o;
+	}
+	return NULL;
+}
+
+static int count_images(struct fj_set *set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < set->nr; i++)
+		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
+		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
+	return n;
+}
+
+static void user_attr(struct perf_event_attr *attr)
+{
+	sb_attr_init(attr);
+	attr->flowjit = 1;
+	attr->exclude_kernel = 1;
+}
+
+static sigjmp_buf segv_jmp;
+
+static void on_segv(int sig)
+{
+	siglongjmp(segv_jmp, sig);
+}
+
+/* run @fn(@arg); returns the signal it died of, or 0 */
+static int faults(void (*fn)(void *), void *arg)
+{
+	struct sigaction sa = { .sa_handler = on_segv }, old_segv, old_bus;
+	int sig;
+
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	sig = sigsetjmp(segv_jmp, 1);
+	if (!sig)
+		fn(arg);
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return sig;
+}
+
+/*
+ * How the code memory is made executable: the ways JITs do it.
+ */
+enum code_mode {
+	CODE_MPROTECT,		/* mmap RW, write, mprotect RX */
+	CODE_RWX,		/* mmap RWX, write and rewrite in place */
+};
+
+FIXTURE(user_jit) {
+	struct sb sb;
+	struct fj_set *set;
+	uint8_t *code;		/* 4 pages */
+};
+
+FIXTURE_VARIANT(user_jit) {
+	enum code_mode mode;
+};
+
+FIXTURE_VARIANT_ADD(user_jit, mprotect) {
+	.mode = CODE_MPROTECT,
+};
+
+FIXTURE_VARIANT_ADD(user_jit, rwx) {
+	.mode = CODE_RWX,
+};
+
+/* make the code writable (mprotect mode) before writing */
+static void code_write_begin(FIXTURE_DATA(user_jit) *self,
+			     const FIXTURE_VARIANT(user_jit) *variant)
+{
+	if (variant->mode == CODE_MPROTECT)
+		mprotect(self->code, 4 * PAGE, PROT_READ | PROT_WRITE);
+}
+
+static void code_write_end(FIXTURE_DATA(user_jit) *self,
+			   const FIXTURE_VARIANT(user_jit) *variant)
+{
+	if (variant->mode == CODE_MPROTECT)
+		mprotect(self->code, 4 * PAGE, PROT_READ | PROT_EXEC);
+}
+
+FIXTURE_SETUP(user_jit)
+{
+	struct perf_event_attr attr;
+	int prot = PROT_READ | PROT_WRITE;
+	int err;
+
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	user_attr(&attr);
+	err = sb_open_task(&self->sb, &attr, 0);
+	ASSERT_EQ(0, err) TH_LOG("flowjit per-task event: %s", strerror(-err));
+	if (variant->mode == CODE_RWX)
+		prot |= PROT_EXEC;
+	self->code = mmap(NULL, 4 * PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	ASSERT_NE(MAP_FAILED, self->code);
+}
+
+FIXTURE_TEARDOWN(user_jit)
+{
+	munmap(self->code, 4 * PAGE);
+	sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
+
+/* The bytes that ran are the bytes in the snapshot, taken before. */
+TEST_F(user_jit, first_execution_is_snapshotted)
+{
+	uint8_t expect[PAGE];
+	struct fj_obj *o;
+
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code + 64, 1234);
+	memcpy(expect, self->code, PAGE);
+	code_write_end(self, variant);
+	ASSERT_EQ(1234, call(self->code + 64));
+
+	fj_collect(&self->sb, self->set);
+	o = find_page(self->set, (uintptr_t)self->code, 0);
+	ASSERT_NE(NULL, o);
+	EXPECT_TRUE(fj_complete(o));
+	EXPECT_EQ(PAGE, o->rec.len);
+	EXPECT_NE(FLOWJIT_ASID_KERNEL, o->rec.asid);
+	EXPECT_EQ(getpid(), o->rec.pid);
+	EXPECT_EQ(0, memcmp(o->bytes, expect, PAGE));
+}
+
+/* Rewriting code in place after it ran gives a new revision. */
+TEST_F(user_jit, rewrite_after_execution_is_a_new_revision)
+{
+	uint8_t expect[3][PAGE];
+	uint32_t rev = 0;
+	struct fj_obj *o;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		code_write_begin(self, variant);
+		emit_ret_imm(self->code + 8 * i, 100 + i);
+		memcpy(expect[i], self->code, PAGE);
+		code_write_end(self, variant);
+		ASSERT_EQ(100 + i, call(self->code + 8 * i));
+	}
+	fj_collect(&self->sb, self->set);
+	for (i = 0; i < 3; i++) {
+		o = find_page(self->set, (uintptr_t)self->code, rev);
+		ASSERT_NE(NULL, o) TH_LOG("no snapshot of revision %d", i);
+		EXPECT_TRUE(fj_complete(o));
+		EXPECT_EQ(0, memcmp(o->bytes, expect[i], PAGE))
+			TH_LOG("snapshot %d has other bytes", i);
+		rev = o->rec.revision;
+	}
+}
+
+/* A function that crosses a page boundary: both pages are captured. */
+TEST_F(user_jit, code_spanning_two_pages)
+{
+	uint8_t *fn = self->code + PAGE - 3;
+	struct fj_obj *a, *b;
+
+	code_write_begin(self, variant);
+	emit_ret_imm(fn, 77);
+	code_write_end(self, variant);
+	ASSERT_EQ(77, call(fn));
+	fj_collect(&self->sb, self->set);
+	a = find_page(self->set, (uintptr_t)self->code, 0);
+	b = find_page(self->set, (uintptr_t)self->code + PAGE, 0);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	EXPECT_EQ(0, memcmp(a->bytes + PAGE - 3, fn, 3));
+	EXPECT_EQ(0, memcmp(b->bytes, fn + 3, 3));
+}
+
+/* munmap() and MADV_DONTNEED of code retire its images. */
+TEST_F(user_jit, munmap_and_dontneed_retire_code)
+{
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 5);
+	emit_ret_imm(self->code + 2 * PAGE, 6);
+	code_write_end(self, variant);
+	ASSERT_EQ(5, call(self->code));
+	ASSERT_EQ(6, call(self->code + 2 * PAGE));
+	ASSERT_EQ(0, madvise(self->code, PAGE, MADV_DONTNEED));
+	ASSERT_EQ(0, munmap(self->code + 2 * PAGE, PAGE));
+	fj_collect(&self->sb, self->set);
+	EXPECT_NE(NULL, find_retire(self->set, (uintptr_t)self->code));
+	EXPECT_NE(NULL, find_retire(self->set, (uintptr_t)self->code + 2 * PAGE));
+	EXPECT_EQ(NULL, find_retire(self->set, (uintptr_t)self->code + PAGE));
+}
+
+/* Code moved by mremap() is captured again at its new address. */
+TEST_F(user_jit, mremap_rearms_at_the_new_address)
+{
+	uint8_t *moved, *dest, *old;
+
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 9);
+	code_write_end(self, variant);
+	ASSERT_EQ(9, call(self->code));
+	dest = mmap(NULL, 4 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, dest);
+	moved = mremap(self->code, 4 * PAGE, 4 * PAGE,
+		       MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+	ASSERT_EQ(dest, moved);
+	old = self->code;
+	self->code = moved;
+	ASSERT_EQ(9, call(moved));
+	fj_collect(&self->sb, self->set);
+	EXPECT_NE(NULL, find_retire(self->set, (uintptr_t)old));
+	EXPECT_NE(NULL, find_page(self->set, (uintptr_t)moved, 0));
+}
+
+struct racer {
+	uint8_t *fn;
+	volatile int stop;
+	int seen[64];		/* return values observed */
+};
+
+static void *run_loop(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!r->stop) {
+		int v = call(r->fn);
+
+		if (v >= 0 && v < 64)
+			__atomic_store_n(&r->seen[v], 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * Three threads run the code while this one rewrites it in place (an RWX
+ * cache: a W^X JIT cannot let code run while it writes it): every
+ * revision a thread ran has a snapshot with its bytes. The rewrite is one
+ * 4-byte store of the immediate, atomic for the other threads. The
+ * threads inherit the event, as with perf record -- cmd: their faults
+ * report to the parent's buffer.
+ */
+TEST(threads_run_while_one_rewrites)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct perf_event_attr attr;
+	struct racer r;
+	uint8_t *code;
+	pthread_t t[3];
+	struct sb sb;
+	uint32_t v;
+	int i, n = 0;
+
+	ASSERT_NE(NULL, set);
+	memset(&r, 0, sizeof(r));
+	user_attr(&attr);
+	attr.inherit = 1;	/* mmap needs per-CPU events then, as perf opens */
+	ASSERT_EQ(0, sb_open_pid(&sb, &attr, 0));
+	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, code);
+	r.fn = code + 16;
+	emit_ret_imm(r.fn, 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_loop, &r));
+	for (v = 1; v < 64; v++) {
+		usleep(2000);
+		__atomic_store_n((uint32_t *)(r.fn + 1), v, __ATOMIC_RELEASE);
+	}
+	usleep(2000);
+	r.stop = 1;
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+
+	fj_collect(&sb, set);
+	for (v = 0; v < 64; v++) {
+		bool found = false;
+		int k;
+
+		if (!r.seen[v])
+			continue;
+		n++;
+		for (k = 0; k < set->nr; k++) {
+			struct fj_obj *o = &set->obj[k];
+			uint32_t imm;
+
+			if (o->rec.kind != FLOWJIT_KIND_USER_JIT ||
+			    o->rec.op != FLOWJIT_OP_IMAGE || !o->bytes ||
+			    o->rec.addr != (uintptr_t)code)
+				continue;
+			memcpy(&imm, o->bytes + 17, 4);
+			found |= o->bytes[16] == 0xb8 && imm == v;
+		}
+		EXPECT_TRUE(found) TH_LOG("revision %u ran but has no snapshot", v);
+	}
+	TH_LOG("%d revisions ran, %d snapshots, %llu lost", n,
+	       count_images(set), (unsigned long long)fj_lost(&sb));
+	EXPECT_LT(1, n);
+	munmap(code, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+static void write_byte(void *p)
+{
+	*(volatile uint8_t *)p = 0xc3;
+}
+
+static void call_it(void *p)
+{
+	call(p);
+}
+
+/* Faults that are not flowjit's still get SIGSEGV. */
+TEST_F(user_jit, real_protection_faults_still_segv)
+{
+	uint8_t *ro, *rw, *none;
+
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 1);
+	code_write_end(self, variant);
+	ASSERT_EQ(1, call(self->code));
+
+	ro = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rw = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	none = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_NE(MAP_FAILED, rw);
+	ASSERT_NE(MAP_FAILED, none);
+	emit_ret_imm(rw, 2);
+
+	EXPECT_EQ(SIGSEGV, faults(write_byte, ro));	/* write to read-only */
+	EXPECT_EQ(SIGSEGV, faults(call_it, rw));	/* exec of non-exec */
+	EXPECT_EQ(SIGSEGV, faults(call_it, none));	/* PROT_NONE guard */
+	EXPECT_EQ(SIGSEGV, faults(write_byte, none));
+	if (variant->mode == CODE_MPROTECT)		/* RX code: no writes */
+		EXPECT_EQ(SIGSEGV, faults(write_byte, self->code));
+	munmap(ro, PAGE);
+	munmap(rw, PAGE);
+	munmap(none, PAGE);
+}
+
+/* A child forked without event inheritance runs the code untracked. */
+TEST_F(user_jit, fork_child_without_inherit_runs_code)
+{
+	int status, before;
+	pid_t pid;
+
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 3);
+	code_write_end(self, variant);
+	fj_collect(&self->sb, self->set);
+	before = count_images(self->set);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int ok = call(self->code) == 3;
+
+		if (variant->mode == CODE_RWX) {	/* COW, then run again */
+			emit_ret_imm(self->code, 4);
+			ok &= call(self->code) == 4;
+		}
+		_exit(ok ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d",
+					      WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(before, count_images(self->set))
+		TH_LOG("the untracked child produced snapshots");
+	/* and the parent is still tracked */
+	ASSERT_EQ(3, call(self->code));
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(before + 1, count_images(self->set));
+}
+
+/* After the event is closed the code still runs (pages back to normal). */
+TEST_F(user_jit, closing_the_event_untracks)
+{
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 11);
+	code_write_end(self, variant);
+	ASSERT_EQ(11, call(self->code));
+	sb_close(&self->sb);
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code, 12);
+	code_write_end(self, variant);
+	EXPECT_EQ(12, call(self->code));
+	code_write_begin(self, variant);
+	emit_ret_imm(self->code + 2 * PAGE - 8, 13);	/* not run before */
+	code_write_end(self, variant);
+	EXPECT_EQ(13, call(self->code + 2 * PAGE - 8));
+}
+
+/* Tracking another user's process needs more than reading its memory. */
+TEST(other_users_process_is_refused)
+{
+	int status;
+	pid_t pid;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to drop privileges");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct perf_event_attr attr;
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		user_attr(&attr);
+		fd = sb_perf_event_open(&attr, 1, -1);	/* init, root */
+		if (fd >= 0)
+			_exit(11);
+		_exit(errno == EACCES || errno == EPERM ? 0 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* An unprivileged process may track its own code. */
+TEST(unprivileged_process_tracks_itself)
+{
+	int status;
+	pid_t pid;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to drop privileges");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct perf_event_attr attr;
+		struct fj_set *set = calloc(1, sizeof(*set));
+		uint8_t *code;
+		struct sb sb;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		user_attr(&attr);
+		if (!set || sb_open_task(&sb, &attr, 0))
+			_exit(11);
+		code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		emit_ret_imm(code, 21);
+		if (call(code) != 21)
+			_exit(12);
+		fj_collect(&sb, set);
+		_exit(find_page(set, (uintptr_t)code, 0) ? 0 : 13);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed",
+						 WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
