@@ -144,6 +144,10 @@ int pr_perf_init_mem(struct pr_perf *perf, const uint8_t *buf, size_t size)
 				    "truncated file?",
 				    (unsigned long long)dsize,
 				    (unsigned long long)doff, size);
+	if (!dsize && size > doff)
+		return pr_perf_fail(perf, "the data section is empty but the "
+				    "file is not: perf record did not finish "
+				    "writing the header?");
 	perf->data_off = doff;
 	perf->data_size = dsize;
 	perf->pos = 0;

@@ -153,8 +153,11 @@ check "ptreplay decode --health: lost records are reported" \
 run decode -i "$tmp/jit.data" --json --flow --calls --profile --health
 check "ptreplay decode --json: the output is one valid JSON document" \
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["health"]["instructions"]==11 and len(d["flow"])==11' "$tmp/out"
-run decode -i "$tmp/jit.data" --no-progress
+run decode -i "$tmp/jit.data"
 check "ptreplay decode: no progress bar when stderr is not a terminal" test ! -s "$tmp/err"
+run decode -i "$tmp/jit.data" --progress
+check "ptreplay decode --progress: a progress bar on stderr, the flow unchanged on stdout" \
+	bash -c 'grep -q "100%" "$1" && diff -q - "$2" <<< "$3"' _ "$tmp/err" "$tmp/out" "$expected_jit"
 status_is "ptreplay decode: a missing perf.data fails with status 1" 1 decode -i "$tmp/nonexistent.data"
 stderr_says "ptreplay decode: a missing perf.data is named on stderr" nonexistent.data
 status_is "ptreplay decode: a garbage file fails with status 1" 1 decode -i "$tmp/garbage.pt"

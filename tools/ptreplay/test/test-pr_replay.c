@@ -146,6 +146,45 @@ static struct prt_result on_cpu(void)
 	return prt_passed();
 }
 
+/* TEXT_POKE: new bytes over kernel code from the poke's time on. */
+static struct prt_result text_poke(void)
+{
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	uint8_t buf[5];
+	size_t size, at;
+	uint8_t *f;
+
+	mkp_auxtrace_info(&m);
+	mkp_flowjit(&m, 1, 0, 1, MKP_KADDR, code, sizeof(code), 9, 1, 100,
+		    4096, -1, 0, pr_crc32c);
+	at = mkp_begin(&m, 20, 0);
+	mkp_u64(&m, MKP_KADDR + 1);
+	mkp_u16(&m, 2);			/* old_len */
+	mkp_u16(&m, 2);			/* new_len */
+	mkp_put(&m, "\x90\x90\xeb\x00", 4);
+	mkp_end(&m, at, 0, 0, 200, 0);
+	mkp_auxtrace(&m, (const uint8_t *)"\x02\x82", 2, 0, 1, 0);
+	f = mkp_file(&m, &size);
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_uint_eq(rp.cnt.text_pokes, 1);
+	prt_uint_eq(pr_store_read(&rp.store, 0, MKP_KADDR, 150, buf, 5), 5);
+	prt_uint_eq(buf[1], 0x90);
+	prt_uint_eq(buf[2], 0x90);
+	prt_uint_eq(pr_store_read(&rp.store, 0, MKP_KADDR, 250, buf, 5), 5);
+	prt_uint_eq(buf[0], 0x90);
+	prt_uint_eq(buf[1], 0xeb);
+	prt_uint_eq(buf[2], 0x00);
+	prt_uint_eq(buf[3], 0x90);
+	pr_replay_fini(&rp);
+	free(f);
+	free(m.data);
+	return prt_passed();
+}
+
 /* Every truncation and byte flips of the file: load fails or succeeds,
  * never crashes (the sanitizer build checks the bounds).
  */
@@ -194,6 +233,8 @@ int main(void)
 		"file is refused with a reason", load_not_pt);
 	prt_run(suite, "pr_replay: SWITCH_CPU_WIDE gives the task on a CPU at "
 		"a time", on_cpu);
+	prt_run(suite, "pr_replay: TEXT_POKE bytes replace kernel code from "
+		"the poke's time on", text_poke);
 	prt_run(suite, "pr_replay: truncated and corrupted files load or fail "
 		"cleanly, and decode", hostile);
 	return prt_exit(&suite);
