@@ -198,7 +198,7 @@ fi
 
 # 9. kernel.flowjit=0: a clear error, never a file without records
 echo 0 > /proc/sys/kernel/flowjit
-perf record -q --flowjit -e dummy -a -o /tmp/e.data -- true > /dev/null 2> /tmp/e.err
+perf record --flowjit -e dummy -a -o /tmp/e.data -- true > /dev/null 2> /tmp/e.err
 rc=$?
 echo 1 > /proc/sys/kernel/flowjit
 if [ $rc != 0 ] && grep -q 'kernel.flowjit is 0' /tmp/e.err; then
