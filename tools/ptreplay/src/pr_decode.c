@@ -117,11 +117,16 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
 
 /* Our own error kind: decoding made no trace progress. */
 #define PR_ERR_LOOP	(-1000)
+/* ... or the code store lookups of a queue cost too much. */
+#define PR_ERR_COMPLEX	(-1001)
+#define PR_DECODE_WORK_MAX	2000000000ULL
 
 static const char *pr_err_name(int code)
 {
 	if (code == PR_ERR_LOOP)
 		return "no trace progress (endless loop)";
+	if (code == PR_ERR_COMPLEX)
+		return "code lookups too costly (hostile input?): queue abandoned";
 	return pt_errstr(pt_errcode(code));
 }
 
@@ -544,6 +549,7 @@ static void pr_qres_decode(struct pr_qres *r)
 	uint64_t last_off = UINT64_MAX, off, reported = 0;
 	int status;
 
+	pr_store_work = 0;
 	r->tid = q->tid;
 	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
 	if (!q->size)
@@ -610,6 +616,10 @@ static void pr_qres_decode(struct pr_qres *r)
 				break;
 			pr_qres_time(r);
 			pr_qres_insn(r, &insn);
+			if (pr_store_work > PR_DECODE_WORK_MAX) {
+				status = PR_ERR_COMPLEX;
+				break;
+			}
 			/* Direct branches need no trace: code that loops
 			 * without packets would decode forever (as perf, give
 			 * up after a bound and resync at the next PSB).
@@ -635,6 +645,8 @@ static void pr_qres_decode(struct pr_qres *r)
 		if (status == -pte_eos)
 			break;
 		pr_qres_error(r, status);
+		if (status == PR_ERR_COMPLEX)
+			break;
 		if (pt_insn_get_offset(r->dec, &off) == 0) {
 			if (off == last_off && status != -pte_nomap)
 				break;

@@ -64,6 +64,19 @@ void pr_replay_fini(struct pr_replay *rp)
 	memset(rp, 0, sizeof(*rp));
 }
 
+/* The most sideband steps (region and task visits) a load may take. */
+#define PR_LOAD_WORK_MAX	2000000000ULL
+
+static size_t pr_task_slot(const struct pr_task *task, size_t cap,
+			   uint32_t tid)
+{
+	size_t i = (tid * 0x9e3779b1u) & (cap - 1);
+
+	while (task[i].tid && task[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
 static void pr_replay_set_task(struct pr_replay *rp, uint32_t tid,
 			       uint32_t pid)
 {
@@ -71,33 +84,35 @@ static void pr_replay_set_task(struct pr_replay *rp, uint32_t tid,
 
 	if (tid == UINT32_MAX || !tid)
 		return;
-	for (i = 0; i < rp->ntask; ++i)
-		if (rp->task[i].tid == tid) {
-			rp->task[i].pid = pid;
-			return;
-		}
-	if (rp->ntask == rp->captask) {
-		size_t cap = rp->captask ? 2 * rp->captask : 16;
-		struct pr_task *t = realloc(rp->task, cap * sizeof(*t));
+	if ((rp->ntask + 1) * 2 > rp->captask) {
+		size_t cap = rp->captask ? 2 * rp->captask : 64;
+		struct pr_task *t = calloc(cap, sizeof(*t));
 
 		if (!t)
 			return;
+		for (i = 0; i < rp->captask; ++i)
+			if (rp->task[i].tid)
+				t[pr_task_slot(t, cap, rp->task[i].tid)] =
+					rp->task[i];
+		free(rp->task);
 		rp->task = t;
 		rp->captask = cap;
 	}
-	rp->task[rp->ntask].tid = tid;
-	rp->task[rp->ntask].pid = pid;
-	rp->ntask += 1;
+	i = pr_task_slot(rp->task, rp->captask, tid);
+	if (!rp->task[i].tid)
+		rp->ntask += 1;
+	rp->task[i].tid = tid;
+	rp->task[i].pid = pid;
 }
 
 uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid)
 {
 	size_t i;
 
-	for (i = 0; rp && i < rp->ntask; ++i)
-		if (rp->task[i].tid == tid)
-			return rp->task[i].pid;
-	return tid;
+	if (!rp || !rp->captask || !tid)
+		return tid;
+	i = pr_task_slot(rp->task, rp->captask, tid);
+	return rp->task[i].tid ? rp->task[i].pid : tid;
 }
 
 static struct pr_cpu_sched *pr_replay_cpu(struct pr_replay *rp, uint32_t cpu)
@@ -105,6 +120,7 @@ static struct pr_cpu_sched *pr_replay_cpu(struct pr_replay *rp, uint32_t cpu)
 	struct pr_cpu_sched *c;
 	size_t i;
 
+	rp->work += rp->ncpu;
 	for (i = 0; i < rp->ncpu; ++i)
 		if (rp->cpu[i].cpu == cpu)
 			return &rp->cpu[i];
@@ -172,6 +188,7 @@ static struct pr_queue *pr_replay_queue(struct pr_replay *rp, uint32_t idx)
 	struct pr_queue *q;
 	size_t i;
 
+	rp->work += rp->nq;
 	for (i = 0; i < rp->nq; ++i)
 		if (rp->q[i].idx == idx)
 			return &rp->q[i];
@@ -204,19 +221,27 @@ static int pr_replay_auxtrace(struct pr_replay *rp,
 		q->buf = rec->aux;
 		q->size = rec->aux_size;
 	} else {
-		uint8_t *n;
+		size_t need = q->size + rec->aux_size;
 
-		if (q->size + rec->aux_size < q->size)
+		if (need < q->size)
 			return pr_replay_fail(rp, "AUX queue too large");
-		n = realloc(q->owned, q->size + rec->aux_size);
-		if (!n)
-			return pr_replay_fail(rp, "out of memory");
-		if (!q->owned)
-			memcpy(n, q->buf, q->size);
-		memcpy(n + q->size, rec->aux, rec->aux_size);
-		q->owned = n;
-		q->buf = n;
-		q->size += rec->aux_size;
+		if (need > q->cap) {
+			size_t cap = q->cap ? q->cap : 4096;
+			uint8_t *n;
+
+			while (cap < need)
+				cap *= 2;
+			n = realloc(q->owned, cap);
+			if (!n)
+				return pr_replay_fail(rp, "out of memory");
+			if (!q->owned)
+				memcpy(n, q->buf, q->size);
+			q->owned = n;
+			q->cap = cap;
+		}
+		memcpy(q->owned + q->size, rec->aux, rec->aux_size);
+		q->buf = q->owned;
+		q->size = need;
 	}
 	q->nbuffers += 1;
 	return 0;
@@ -369,6 +394,7 @@ static void pr_replay_fork_space(struct pr_replay *rp, uint32_t pid,
 {
 	size_t i, n = rp->store.nrgn;
 
+	rp->work += n;
 	for (i = 0; i < n; ++i) {
 		struct pr_region copy = rp->store.rgn[i];
 
@@ -489,6 +515,7 @@ static void pr_replay_ksymbol(struct pr_replay *rp,
 	}
 	pr_replay_name_region(rp, 0, addr, len, time, name);
 	/* name the flowjit image loaded there just before */
+	rp->work += rp->store.nrgn;
 	for (i = 0; i < rp->store.nrgn; ++i) {
 		struct pr_region *r = &rp->store.rgn[i];
 		char *n;
@@ -684,9 +711,22 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
 
-	while ((status = pr_perf_next(&rp->perf, &rec)) > 0)
+	while ((status = pr_perf_next(&rp->perf, &rec)) > 0) {
 		if (pr_replay_record(rp, &rec) < 0)
 			return -1;
+		if (rp->work + rp->store.work > PR_LOAD_WORK_MAX)
+			return pr_replay_fail(rp, "the sideband is too complex "
+					      "(more than %llu processing "
+					      "steps at offset %" PRIu64 "): "
+					      "hostile input?",
+					      PR_LOAD_WORK_MAX, rec.offset);
+		if (rp->store.dropped)
+			return pr_replay_fail(rp, "more than %u code regions "
+					      "(at offset %" PRIu64 "): not "
+					      "supported",
+					      PR_STORE_MAX_REGIONS,
+					      rec.offset);
+	}
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
 

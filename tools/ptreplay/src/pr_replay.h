@@ -48,7 +48,7 @@ struct pr_queue {
 	/* The trace: one AUXTRACE buffer in the file, or a concatenation. */
 	const uint8_t *buf;
 	uint8_t *owned;
-	size_t size;
+	size_t size, cap;
 	uint32_t nbuffers;
 
 	/* Results of decoding (struct pr_qres in pr_decode.c). */
@@ -96,8 +96,12 @@ struct pr_replay {
 	struct pr_queue *q;
 	size_t nq;
 
+	/* tid -> pid, open addressing (tid 0 marks a free slot). */
 	struct pr_task *task;
 	size_t ntask, captask;
+
+	/* Sideband processing steps: hostile input must not take forever. */
+	uint64_t work;
 
 	struct pr_cpu_sched *cpu;
 	size_t ncpu;

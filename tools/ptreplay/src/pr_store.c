@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+__thread uint64_t pr_store_work;
+
 void pr_store_init(struct pr_store *store)
 {
 	if (store)
@@ -38,6 +40,7 @@ void pr_store_fini(struct pr_store *store)
 		free(f->path);
 	}
 	free(store->rgn);
+	free(store->max_end);
 	free(store->files);
 	memset(store, 0, sizeof(*store));
 }
@@ -49,6 +52,10 @@ struct pr_region *pr_store_add(struct pr_store *store,
 
 	if (!store || !rgn || store->frozen || rgn->end <= rgn->start)
 		return NULL;
+	if (store->nrgn >= PR_STORE_MAX_REGIONS) {
+		store->dropped += 1;
+		return NULL;
+	}
 	if (store->nrgn == store->cap) {
 		size_t cap = store->cap ? 2 * store->cap : 64;
 
@@ -175,6 +182,7 @@ size_t pr_store_retire(struct pr_store *store, uint32_t space,
 
 	if (!store || store->frozen)
 		return 0;
+	store->work += store->nrgn;
 	for (i = 0; i < store->nrgn; ++i) {
 		struct pr_region *r = &store->rgn[i];
 
@@ -206,9 +214,21 @@ void pr_store_freeze(struct pr_store *store)
 {
 	if (!store || store->frozen)
 		return;
+	size_t i;
+
 	if (store->nrgn)
 		qsort(store->rgn, store->nrgn, sizeof(*store->rgn),
 		      pr_rgn_cmp);
+	store->max_end = malloc((store->nrgn ? store->nrgn : 1) *
+				sizeof(*store->max_end));
+	for (i = 0; store->max_end && i < store->nrgn; ++i) {
+		uint64_t end = store->rgn[i].end;
+
+		if (i && store->rgn[i - 1].space == store->rgn[i].space &&
+		    store->max_end[i - 1] > end)
+			end = store->max_end[i - 1];
+		store->max_end[i] = end;
+	}
 	store->frozen = 1;
 }
 
@@ -266,19 +286,40 @@ static const struct pr_region *pr_store_find(const struct pr_store *store,
 {
 	const struct pr_region *best = NULL;
 	uint64_t lo = 0, hi = UINT64_MAX;
-	size_t first, last, i;
+	size_t first, last, above, i;
 
-	if (!store || !store->frozen)
+	if (!store || !store->frozen || !store->max_end)
 		return NULL;
 	pr_store_space(store, space, &first, &last);
-	for (i = first; i < last; ++i) {
-		const struct pr_region *r = &store->rgn[i];
 
-		if (r->start > ip) {
-			if (r->start < hi)
-				hi = r->start;
-			break;	/* sorted by start */
+	/* the first region starting above ip bounds the answer */
+	{
+		size_t l = first, h = last;
+
+		while (l < h) {
+			size_t mid = l + (h - l) / 2;
+
+			if (store->rgn[mid].start <= ip)
+				l = mid + 1;
+			else
+				h = mid;
 		}
+		above = l;
+	}
+	if (above < last)
+		hi = store->rgn[above].start;
+
+	/* regions starting at or below ip, backwards while one may cover it */
+	for (i = above; i > first; --i) {
+		const struct pr_region *r = &store->rgn[i - 1];
+
+		if (store->max_end[i - 1] <= ip) {
+			/* none below covers ip; their ends bound the range */
+			if (store->max_end[i - 1] > lo)
+				lo = store->max_end[i - 1];
+			break;
+		}
+		pr_store_work += 1;
 		if (ip >= r->end) {
 			if (r->end > lo)
 				lo = r->end;
@@ -296,7 +337,6 @@ static const struct pr_region *pr_store_find(const struct pr_store *store,
 		if (!best || pr_rgn_better(r, best, time))
 			best = r;
 	}
-	/* a region starting above ip may still end the range: done above */
 	if (plo)
 		*plo = lo;
 	if (phi)

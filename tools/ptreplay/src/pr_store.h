@@ -64,9 +64,21 @@ struct pr_store_file {
 	int failed;
 };
 
+/* The most regions a store takes (hostile input must not exhaust memory). */
+#define PR_STORE_MAX_REGIONS	(1u << 20)
+
+/* Regions visited by lookups of this thread (a decoder's work budget). */
+extern __thread uint64_t pr_store_work;
+
 struct pr_store {
 	struct pr_region *rgn;
 	size_t nrgn, cap;
+	/* After freezing: the largest end among rgn[first of space .. i]. */
+	uint64_t *max_end;
+	/* Regions visited by pr_store_retire(). */
+	uint64_t work;
+	/* Regions refused: PR_STORE_MAX_REGIONS reached. */
+	uint64_t dropped;
 	/* Index of the first region of each space after freezing. */
 	int frozen;
 

@@ -355,8 +355,9 @@ static inline size_t mkpt_fini(struct mkpt *p)
 	"  100  ffffffffa0001000\n"					\
 	"  100  ffffffffa0001001\n"
 
-static inline void mkp_scenario(struct mkp *m,
-				uint32_t (*crc)(const uint8_t *, size_t))
+static inline void mkp_scenario_split(struct mkp *m,
+				      uint32_t (*crc)(const uint8_t *, size_t),
+				      size_t nsplit)
 {
 	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
 	static const uint8_t rev2[] = { 0x90, 0x0f, 0x05 };
@@ -399,7 +400,27 @@ static inline void mkp_scenario(struct mkp *m,
 	mkpt_tip(&pt, ppt_tip_pge, MKP_KADDR);
 	mkpt_tip(&pt, ppt_tip_pgd, 0);
 	n = mkpt_fini(&pt);
-	mkp_auxtrace(m, pt.buf, n, 0, 100, (uint32_t)-1);
+	/* in @nsplit AUXTRACE buffers of one queue (8-byte multiples: no
+	 * padding between)
+	 */
+	{
+		size_t at = 0, k;
+
+		for (k = 0; k < nsplit; ++k) {
+			size_t part = k + 1 == nsplit ? n - at :
+				      (n / nsplit) & ~(size_t)7;
+
+			mkp_auxtrace(m, pt.buf + at, part, 0, 100,
+				     (uint32_t)-1);
+			at += part;
+		}
+	}
+}
+
+static inline void mkp_scenario(struct mkp *m,
+				uint32_t (*crc)(const uint8_t *, size_t))
+{
+	mkp_scenario_split(m, crc, 1);
 }
 
 #endif /* PR_MKPERF_H */

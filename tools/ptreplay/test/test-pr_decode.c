@@ -8,6 +8,8 @@
 #include "pr_test.h"
 
 /* Decode the JIT scenario with @opts; the output goes to *@text. */
+static size_t nsplit = 1;
+
 static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
 {
 	struct pr_replay rp;
@@ -17,7 +19,7 @@ static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
 	FILE *out;
 	int status;
 
-	mkp_scenario(&m, pr_crc32c);
+	mkp_scenario_split(&m, pr_crc32c, nsplit);
 	f = mkp_file(&m, &size);
 	free(m.data);
 	opts->no_files = 1;
@@ -54,6 +56,22 @@ static struct prt_result flow_parallel(void)
 	char *text = NULL;
 
 	prt_int_eq(run(&opts, &text, &nerr), 0);
+	prt_check(!strcmp(text, MKP_FLOW));
+	free(text);
+	return prt_passed();
+}
+
+/* A queue's trace in many AUXTRACE buffers is decoded as one. */
+static struct prt_result split_buffers(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW };
+	uint64_t nerr;
+	char *text = NULL;
+
+	nsplit = 7;
+	prt_int_eq(run(&opts, &text, &nerr), 0);
+	nsplit = 1;
+	prt_uint_eq(nerr, 0);
 	prt_check(!strcmp(text, MKP_FLOW));
 	free(text);
 	return prt_passed();
@@ -190,6 +208,8 @@ int main(void)
 		flow_revisions_and_reuse);
 	prt_run(suite, "pr_decode: -j 2 gives the same flow",
 		flow_parallel);
+	prt_run(suite, "pr_decode: a queue split over 7 AUXTRACE buffers "
+		"decodes as one", split_buffers);
 	prt_run(suite, "pr_decode: --no-flowjit: the same trace has no code, "
 		"errors are reported by region", no_flowjit);
 	prt_run(suite, "pr_decode: the health report counts instructions, "
