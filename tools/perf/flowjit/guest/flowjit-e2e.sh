@@ -208,21 +208,60 @@ else
 	not_ok "no_flowjit_sysctl: with kernel.flowjit=0 perf record --flowjit fails (rc $rc)"
 fi
 
-# 10. user JIT pages (FLOWJIT_KIND_USER_JIT): the hook for their end to
-# end test, once the kernel reports them and a JIT sample program exists
-if [ -x /extra/flowjit-user-jit ]; then
-	if record /tmp/u.data --flowjit -e dummy -- flowjit-user-jit; then
-		cp /tmp/record.out /tmp/u.exp
-		if perf script -i /tmp/u.data --show-flowjit-events | grep -q ' IMAGE user_jit .* ok$'; then
-			ok "user_jit: user JIT pages recorded"
+# 10. user JIT pages (FLOWJIT_KIND_USER_JIT) of samples/ebpf-jit, a user
+# space JIT that logs every revision of its code that ran, with its bytes:
+# each must be inside a user_jit image perf shows, with the same bytes
+if [ -x /samples/ebpf-jit ]; then
+	if record /tmp/u.data --flowjit -e dummy -- /samples/ebpf-jit --log /tmp/u.log rewrite; then
+		perf script -i /tmp/u.data --show-flowjit-bytes 2> /dev/null > /tmp/u.txt
+		awk '
+		function num(h,   i, n) {
+			h = tolower(h); sub(/^0x/, "", h); n = 0
+			for (i = 1; i <= length(h); i++)
+				n = n * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return n
+		}
+		FNR == NR {
+			if (/PERF_RECORD_FLOWJIT IMAGE user_jit / && $NF == "ok") {
+				for (j = 1; j <= NF; j++) {
+					if ($j == "addr") a = num($(j + 1))
+					if ($j == "len") l = $(j + 1) + 0
+				}
+				cur = ++nimg; ia[cur] = a; il[cur] = l; ib[cur] = ""
+				next
+			}
+			if (cur && /^    [0-9a-f][0-9a-f]( |$)/) {
+				line = $0; gsub(/ /, "", line); ib[cur] = ib[cur] line
+				next
+			}
+			cur = 0
+			next
+		}
+		/^#/ { next }
+		{
+			revs++; a = num($2); l = $3 + 0; found = 0
+			for (k = 1; k <= nimg && !found; k++)
+				if (ia[k] <= a && a + l <= ia[k] + il[k] &&
+				    substr(ib[k], (a - ia[k]) * 2 + 1, l * 2) == $6)
+					found = 1
+			if (found) good++
+			else print "#   revision " $1 " at " $2 " len " l ": no user_jit image with its bytes"
+		}
+		END {
+			printf "%d %d %d\n", nimg, revs, good
+		}' /tmp/u.txt /tmp/u.log > /tmp/u.res
+		set -- $(tail -n 1 /tmp/u.res)
+		sed '$d' /tmp/u.res | head -n 10
+		if [ "${2:-0}" -gt 0 ] && [ "$2" = "$3" ]; then
+			ok "user_jit: all $2 revisions ebpf-jit ran are in user_jit images with their bytes ($1 images)"
 		else
-			not_ok "user_jit: user JIT pages recorded"
+			not_ok "user_jit: revisions of ebpf-jit in user_jit images: ${3:-0} of ${2:-0} ($1 images)"
 		fi
 	else
-		not_ok "user_jit: perf record --flowjit -- flowjit-user-jit"
+		not_ok "user_jit: perf record --flowjit -e dummy -- ebpf-jit rewrite"
 	fi
 else
-	skip user_jit "no user JIT sample program in the guest yet"
+	skip user_jit "no user JIT sample program (/samples/ebpf-jit) in the guest"
 fi
 
 echo "# exit: 0 perf:flowjit"
