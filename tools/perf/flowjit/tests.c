@@ -15,6 +15,7 @@
 #include "tests/tests.h"
 #include "util/debug.h"
 #include "util/event.h"
+#include "util/evsel.h"
 #include "util/machine.h"
 
 #define FJT_BUF		(sizeof(struct perf_event_header) + \
@@ -333,12 +334,42 @@ static int test__flowjit_synth_bpf(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+static int test__flowjit_no_fallback(struct test_suite *t __maybe_unused,
+				     int subtest __maybe_unused)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.size = sizeof(attr),
+		.sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_TIME,
+		.ksymbol = 1,
+		.bpf_event = 1,
+		.flowjit = 1,
+	};
+	struct evsel *evsel = evsel__new(&attr);
+	char msg[BUFSIZ];
+
+	TEST_ASSERT_VAL("evsel", evsel);
+	/* EINVAL on a kernel without flowjit: no feature is switched off */
+	TEST_ASSERT_VAL("no fallback", !evsel__detect_missing_features(evsel));
+	TEST_ASSERT_VAL("bits kept", evsel->core.attr.ksymbol &&
+			evsel->core.attr.bpf_event && evsel->core.attr.sample_id_all);
+	TEST_ASSERT_VAL("open error explained",
+			flowjit__open_strerror(evsel, EINVAL, msg, sizeof(msg)) > 0 &&
+			strstr(msg, "flowjit"));
+	pr_debug("flowjit: %s\n", msg);
+	evsel__delete(evsel);
+	return TEST_OK;
+}
+
 static struct test_case tests__flowjit[] = {
 	TEST_CASE("CRC-32C", flowjit_crc32c),
 	TEST_CASE("Parse records", flowjit_parse),
 	TEST_CASE("Corrupted and truncated records", flowjit_corrupt),
 	TEST_CASE("Chunk reassembly", flowjit_reasm),
 	TEST_CASE("Synthesize existing eBPF images", flowjit_synth_bpf),
+	TEST_CASE("No missing feature fallback for flowjit events", flowjit_no_fallback),
 	{ .name = NULL, }
 };
 
