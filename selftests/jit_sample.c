@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A real JIT (samples/ebpf-jit) traced as perf record -- CMD would trace
+ * it: every code revision its log says ran was captured with exactly the
+ * bytes it wrote, across exec, threads, rewrites, moves and reuse.
+ */
+#include "../kselftest_harness.h"
+#include "jit_trace.h"
+
+#define EBPF_JIT	"/samples/ebpf-jit"
+
+FIXTURE(jit_sample) {
+	struct sb sb;
+	struct fj_set *set;
+	struct jt_rev *revs;
+};
+
+FIXTURE_VARIANT(jit_sample) {
+	const char *mode;
+	const char *scenario;
+	const char *extra;	/* one more option, or NULL */
+};
+
+#define JIT_VARIANT(name, m, s, x) \
+	FIXTURE_VARIANT_ADD(jit_sample, name) { \
+		.mode = m, .scenario = s, .extra = x, \
+	}
+
+JIT_VARIANT(wx_compile_run, "wx", "compile-run", NULL);
+JIT_VARIANT(wx_rewrite, "wx", "rewrite", NULL);
+JIT_VARIANT(wx_span, "wx", "span", NULL);
+JIT_VARIANT(wx_free_reuse, "wx", "free-reuse", NULL);
+JIT_VARIANT(wx_loop42, "wx", "loop42", NULL);
+JIT_VARIANT(wx_threads, "wx", "threads", NULL);
+JIT_VARIANT(rwx_rewrite, "rwx", "rewrite", NULL);
+JIT_VARIANT(rwx_static_key, "rwx", "static-key", NULL);
+JIT_VARIANT(rwx_threads_atomic, "rwx", "threads", "--sync=atomic");
+JIT_VARIANT(mmap_exec_free_reuse, "mmap-exec", "free-reuse", NULL);
+
+FIXTURE_SETUP(jit_sample)
+{
+	if (access(EBPF_JIT, X_OK))
+		SKIP(return, "%s not installed", EBPF_JIT);
+	self->set = calloc(1, sizeof(*self->set));
+	self->revs = calloc(JT_MAX_REVS, sizeof(*self->revs));
+	ASSERT_NE(NULL, self->set);
+	ASSERT_NE(NULL, self->revs);
+}
+
+FIXTURE_TEARDOWN(jit_sample)
+{
+	sb_close(&self->sb);
+	if (self->set)
+		fj_reset(self->set);
+	free(self->set);
+	free(self->revs);
+}
+
+TEST_F(jit_sample, every_revision_that_ran_was_captured)
+{
+	char *argv[8] = { EBPF_JIT, "--mode", (char *)variant->mode,
+			  "--log", "/tmp/jit_sample.log" };
+	int argc = 5, status, n, missing;
+	pid_t pid = 0;
+
+	if (variant->extra) {
+		argv[argc++] = "--sync";
+		argv[argc++] = strchr(variant->extra, '=') + 1;
+	}
+	argv[argc++] = (char *)variant->scenario;
+	unlink("/tmp/jit_sample.log");
+	status = jt_run(argv, &self->sb, self->set, &pid);
+	ASSERT_LE(0, status) TH_LOG("perf_event_open: %s", strerror(-status));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("ebpf-jit died of signal %d",
+					      WTERMSIG(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	n = jt_read_log("/tmp/jit_sample.log", self->revs, JT_MAX_REVS);
+	ASSERT_LT(0, n) TH_LOG("no usable revision log");
+	missing = jt_missing(self->revs, n, self->set, pid, false);
+	TH_LOG("%d revisions ran, %d records, %llu lost, %d not captured", n,
+	       self->set->records, (unsigned long long)fj_lost(&self->sb),
+	       missing);
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, fj_lost(&self->sb));
+}
+
+TEST_HARNESS_MAIN

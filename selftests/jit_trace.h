@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run a program under flowjit, as perf record -- CMD does (per-CPU
+ * events on the child, inherited by its threads, opened before it
+ * execs), and check the revision log of samples/ebpf-jit against the
+ * snapshots: every revision that ran must have, for each page it
+ * touches, a snapshot with exactly the bytes the JIT wrote there.
+ */
+#ifndef FLOWJIT_SELFTEST_JIT_TRACE_H
+#define FLOWJIT_SELFTEST_JIT_TRACE_H
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "flowjit_records.h"
+
+#define JT_MAX_REVS	256
+#define JT_PAGE		4096UL
+
+struct jt_rev {
+	unsigned int rev;
+	uint64_t addr;
+	unsigned int len;
+	uint8_t bytes[JT_PAGE * 2];
+};
+
+/* Parse an ebpf-jit --log file. Returns revisions read, or -1. */
+static inline int jt_read_log(const char *path, struct jt_rev *revs, int max)
+{
+	char line[3 * 2 * JT_PAGE], hex[2 * 2 * JT_PAGE + 1];
+	unsigned long long addr;
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct jt_rev *r = &revs[n];
+		unsigned int i, crc;
+
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "%u %llx %u %x %*s %8192s", &r->rev, &addr,
+			   &r->len, &crc, hex) != 5 ||
+		    r->len > sizeof(r->bytes) || strlen(hex) != 2 * r->len)
+			goto bad;
+		r->addr = addr;
+		for (i = 0; i < r->len; i++)
+			if (sscanf(hex + 2 * i, "%2hhx", &r->bytes[i]) != 1)
+				goto bad;
+		if (fj_crc32c(r->bytes, r->len) != crc)
+			goto bad;
+		n++;
+	}
+	fclose(f);
+	return n;
+bad:
+	fclose(f);
+	return -1;
+}
+
+/*
+ * Fork, open per-CPU inherited flowjit events on the child, let it exec
+ * @argv, and collect the records until it exits. Returns its wait
+ * status, or -errno if the events could not be opened.
+ */
+static inline int jt_run(char *const argv[], struct sb *sb,
+			 struct fj_set *set, pid_t *child)
+{
+	struct perf_event_attr attr;
+	int go[2], status, err;
+	pid_t pid;
+
+	if (pipe(go))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	sb_attr_init(&attr);
+	attr.flowjit = 1;
+	attr.exclude_kernel = 1;
+	attr.inherit = 1;
+	err = sb_open_pid(sb, &attr, pid);
+	if (write(go[1], "g", 1) != 1 && !err)
+		err = -EPIPE;
+	close(go[1]);
+	if (err) {
+		waitpid(pid, &status, 0);
+		return err;
+	}
+	*child = pid;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		fj_collect(sb, set);
+		usleep(5000);
+	}
+	fj_collect(sb, set);
+	return status;
+}
+
+/* the snapshot of @page by @pid that holds @len bytes @b at @off */
+static inline struct fj_obj *jt_find(struct fj_set *set, pid_t pid,
+				     uint64_t page, unsigned int off,
+				     const uint8_t *b, unsigned int len)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == page &&
+		    o->rec.pid == (uint32_t)pid && fj_complete(o) &&
+		    !memcmp(o->bytes + off, b, len))
+			return o;
+	}
+	return NULL;
+}
+
+/* Revisions of @revs without a matching snapshot of every page. */
+static inline int jt_missing(struct jt_rev *revs, int n, struct fj_set *set,
+			     pid_t pid, bool verbose)
+{
+	int i, missing = 0;
+
+	for (i = 0; i < n; i++) {
+		struct jt_rev *r = &revs[i];
+		uint64_t a = r->addr, end = r->addr + r->len;
+		bool ok = true;
+
+		while (a < end) {
+			uint64_t page = a & ~(JT_PAGE - 1);
+			uint64_t stop = end < page + JT_PAGE ? end : page + JT_PAGE;
+
+			ok &= !!jt_find(set, pid, page, a - page,
+					r->bytes + (a - r->addr), stop - a);
+			a = stop;
+		}
+		if (!ok)
+			missing++;
+		if (verbose)
+			printf("  rev %3u at 0x%llx len %3u: %s\n", r->rev,
+			       (unsigned long long)r->addr, r->len,
+			       ok ? "captured, same bytes" : "NOT CAPTURED");
+	}
+	return missing;
+}
+
+#endif /* FLOWJIT_SELFTEST_JIT_TRACE_H */
