@@ -7,9 +7,10 @@
  *
  * and its bytes, taken from bpf_prog_info's jited_ksyms, jited_func_lens
  * and jited_prog_insns while the program is loaded. Then hold it for
- * SECONDS (default 0) and close it.
+ * SECONDS (default 0) and close it. -d waits DELAY seconds before the
+ * load (for perf record -p to attach first).
  *
- *	flowjit-bpf-load [SECONDS]
+ *	flowjit-bpf-load [-d DELAY] [SECONDS]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +72,11 @@ int main(int argc, char **argv)
 	union bpf_attr ba;
 	int fd;
 
+	if (argc > 2 && !strcmp(argv[1], "-d")) {
+		sleep(atoi(argv[2]));
+		argc -= 2;
+		argv += 2;
+	}
 	memset(&ba, 0, sizeof(ba));
 	ba.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
 	ba.insns = (uintptr_t)insns;

@@ -16,7 +16,7 @@ cd /tmp || exit 1
 n=0
 fail=0
 tests="record_cpu_wide record_cpu_wide_retire record_per_task record_cpu_clock \
-	record_existing report_dump inject_keeps inject_strip no_flowjit_sysctl user_jit"
+	record_pid record_existing report_dump inject_keeps inject_strip no_flowjit_sysctl user_jit"
 
 echo "# selftest: perf:flowjit"
 echo "1..$(echo $tests | wc -w)"
@@ -145,6 +145,17 @@ if record /tmp/c.data --flowjit -e cpu-clock -c 100000 -- flowjit-bpf-load; then
 	check_images /tmp/c.data /tmp/c.exp record_cpu_clock ""
 else
 	not_ok "record_cpu_clock: perf record --flowjit -e cpu-clock -- cmd"
+fi
+
+# 4b. attached to a running process (-p)
+flowjit-bpf-load -d 2 > /tmp/p.exp &
+loader=$!
+if record /tmp/p.data --flowjit -e dummy -p $loader; then
+	wait $loader
+	check_images /tmp/p.data /tmp/p.exp record_pid ""
+else
+	not_ok "record_pid: perf record --flowjit -e dummy -p PID"
+	wait $loader
 fi
 
 # 5. a program loaded before perf record started: synthesized image
