@@ -82,7 +82,10 @@ check_images() {
 	fi
 	perf_images "$data" "$id" "$want" > /tmp/got.txt
 	if [ -s /tmp/got.txt ] && cmp -s "$exp" /tmp/got.txt; then
-		ok "$name: images of prog $id equal bpf_prog_info ($(grep -c ^IMAGE "$exp") functions, $(grep -c '^    ' "$exp") lines of bytes)"
+		local funcs lines
+		funcs=$(grep -c ^IMAGE "$exp")
+		lines=$(grep -c '^    ' "$exp")
+		ok "$name: images of prog $id equal bpf_prog_info ($funcs functions, $lines lines of bytes)"
 	else
 		diff "$exp" /tmp/got.txt | head -n 20 | sed 's/^/#   /'
 		show /tmp/script.err 5
@@ -256,7 +259,9 @@ if [ -x /samples/ebpf-jit ]; then
 				    substr(ib[k], (a - ia[k]) * 2 + 1, l * 2) == $6)
 					found = 1
 			if (found) good++
-			else print "#   revision " $1 " at " $2 " len " l ": no user_jit image with its bytes"
+			else
+				print "#   revision " $1 " at " $2 " len " l \
+				      ": no user_jit image with its bytes"
 		}
 		END {
 			printf "%d %d %d\n", nimg, revs, good
@@ -264,9 +269,11 @@ if [ -x /samples/ebpf-jit ]; then
 		set -- $(tail -n 1 /tmp/u.res)
 		sed '$d' /tmp/u.res | head -n 10
 		if [ "${2:-0}" -gt 0 ] && [ "$2" = "$3" ]; then
-			ok "user_jit: all $2 revisions ebpf-jit ran are in user_jit images with their bytes ($1 images)"
+			ok "user_jit: all $2 revisions ebpf-jit ran are in user_jit images" \
+			   "with their bytes ($1 images)"
 		else
-			not_ok "user_jit: revisions of ebpf-jit in user_jit images: ${3:-0} of ${2:-0} ($1 images)"
+			not_ok "user_jit: revisions of ebpf-jit in user_jit images:" \
+			       "${3:-0} of ${2:-0} ($1 images)"
 		fi
 	else
 		not_ok "user_jit: perf record --flowjit -e dummy -- ebpf-jit rewrite"
