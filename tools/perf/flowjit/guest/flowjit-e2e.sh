@@ -85,7 +85,8 @@ check_images() {
 		local funcs lines
 		funcs=$(grep -c ^IMAGE "$exp")
 		lines=$(grep -c '^    ' "$exp")
-		ok "$name: images of prog $id equal bpf_prog_info ($funcs functions, $lines lines of bytes)"
+		ok "$name: images of prog $id equal bpf_prog_info" \
+		   "($funcs functions, $lines lines of bytes)"
 	else
 		diff "$exp" /tmp/got.txt | head -n 20 | sed 's/^/#   /'
 		show /tmp/script.err 5
