@@ -292,7 +292,29 @@ static size_t flowjit__fprintf_bytes(const struct flowjit_image *img, FILE *fp)
 	return ret;
 }
 
-size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp)
+/* the libbpf build overrides this, see bpf.c */
+const char * __weak flowjit__bpf_prog_name(struct perf_env *env __maybe_unused,
+					   u64 id __maybe_unused)
+{
+	return NULL;
+}
+
+static size_t flowjit__fprintf_name(const struct flowjit_record *rec,
+				    struct machine *machine, FILE *fp)
+{
+	const char *name;
+
+	if (!machine || !machine->env || rec->asid != FLOWJIT_ASID_KERNEL ||
+	    (rec->kind != FLOWJIT_KIND_BPF_PROG && rec->kind != FLOWJIT_KIND_BPF_SUBPROG))
+		return 0;
+	name = flowjit__bpf_prog_name(machine->env, rec->id);
+	if (!name || !*name)
+		return 0;
+	return fprintf(fp, " name %s", name);
+}
+
+size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *machine,
+				   FILE *fp)
 {
 	struct flowjit_image *img = NULL;
 	struct flowjit_chunk chunk;
@@ -311,6 +333,7 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp)
 		      (unsigned long long)rec->id, rec->sub,
 		      (unsigned long long)rec->asid, (unsigned long long)rec->addr,
 		      (unsigned long long)rec->len);
+	ret += flowjit__fprintf_name(rec, machine, fp);
 	ret += fprintf(fp, " rev %u pid %u tid %u", rec->revision, rec->pid, rec->tid);
 	if (rec->flags & FLOWJIT_F_EXISTING)
 		ret += fprintf(fp, " existing");
@@ -337,10 +360,10 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp)
 int perf_event__process_flowjit(struct perf_tool *tool __maybe_unused,
 				union perf_event *event,
 				struct perf_sample *sample __maybe_unused,
-				struct machine *machine __maybe_unused)
+				struct machine *machine)
 {
 	if (dump_trace)
-		perf_event__fprintf_flowjit(event, stdout);
+		perf_event__fprintf_flowjit(event, machine, stdout);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ struct perf_tool;
 struct machine;
 struct evsel;
 struct bpf_prog_info;
+struct perf_env;
 
 #define FLOWJIT_SYSCTL		"/proc/sys/kernel/flowjit"
 
@@ -86,8 +87,16 @@ void flowjit_image__delete(struct flowjit_image *img);
  * flowjit__show_bytes); images are reassembled across calls to report
  * "csum ok" or "csum BAD" on their last chunk.
  */
-size_t perf_event__fprintf_flowjit(union perf_event *event, FILE *fp);
+size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *machine,
+				   FILE *fp);
 extern bool flowjit__show_bytes;
+
+/*
+ * The name of eBPF program @id as perf record saved its bpf_prog_info
+ * (HEADER_BPF_PROG_INFO), or NULL: perf without libbpf, or a program gone
+ * before perf could ask bpf(2) about it.
+ */
+const char *flowjit__bpf_prog_name(struct perf_env *env, u64 id);
 
 /* default handler: prints the record under perf report -D */
 int perf_event__process_flowjit(struct perf_tool *tool, union perf_event *event,

@@ -120,7 +120,7 @@ static bool fjt_bad(union perf_event *event, int expect)
 	null = fopen("/dev/null", "w");
 	if (!null)
 		return false;
-	perf_event__fprintf_flowjit(event, null);
+	perf_event__fprintf_flowjit(event, NULL, null);
 	fclose(null);
 	return true;
 }
