@@ -441,6 +441,19 @@ static void pr_qres_error(struct pr_qres *r, int code)
 	snprintf(e->region, sizeof(e->region), "%s", region);
 }
 
+/* Make @str (of @size bytes) safe inside a JSON string: quotes,
+ * backslashes and control characters become '?'.
+ */
+static void pr_json_escape(char *str, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < size && str[i]; ++i)
+		if (str[i] == '"' || str[i] == '\\' ||
+		    (unsigned char)str[i] < 0x20)
+			str[i] = '?';
+}
+
 static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 {
 	const struct pr_replay_opts *o = &r->rp->opts;
@@ -485,6 +498,10 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 			memcpy(from, r->pend_from, sizeof(from));
 			pr_qres_sym(r, insn->ip, to, sizeof(to), &k1, &k2, &lo,
 				    &hi, &dso);
+			if (o->json) {
+				pr_json_escape(from, sizeof(from));
+				pr_json_escape(to, sizeof(to));
+			}
 			if (o->json)
 				pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
 					      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
