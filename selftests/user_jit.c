@@ -335,6 +335,11 @@ TEST(threads_run_while_one_rewrites)
 	for (v = 1; v < 64; v++) {
 		usleep(2000);
 		__atomic_store_n((uint32_t *)(r.fn + 1), v, __ATOMIC_RELEASE);
+		/*
+		 * Drain as a consumer would: a full buffer drops records, and
+		 * PERF_RECORD_LOST only says so once a record fits again.
+		 */
+		fj_collect(&sb, set);
 	}
 	usleep(2000);
 	r.stop = 1;
@@ -445,6 +450,56 @@ TEST_F(user_jit, fork_child_without_inherit_runs_code)
 	ASSERT_EQ(3, call(self->code));
 	fj_collect(&self->sb, self->set);
 	EXPECT_EQ(before + 1, count_images(self->set));
+}
+
+/*
+ * A child forked with event inheritance (perf record -- CMD) is tracked:
+ * the code it writes after fork (COW copies) is captured under its pid.
+ */
+TEST(fork_child_with_inherit_is_tracked)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct perf_event_attr attr;
+	int status, i;
+	bool found = false;
+	uint8_t *code;
+	struct sb sb;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	user_attr(&attr);
+	attr.inherit = 1;
+	ASSERT_EQ(0, sb_open_pid(&sb, &attr, 0));
+	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, code);
+	emit_ret_imm(code, 31);
+	ASSERT_EQ(31, call(code));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		emit_ret_imm(code, 32);		/* COW: the child's own page */
+		_exit(call(code) == 32 ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	fj_collect(&sb, set);
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE &&
+		    o->rec.pid == (uint32_t)pid &&
+		    o->rec.addr == (uintptr_t)code && fj_complete(o) &&
+		    o->bytes[0] == 0xb8 && o->bytes[1] == 32)
+			found = true;
+	}
+	EXPECT_TRUE(found) TH_LOG("no snapshot of the child's code");
+	munmap(code, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
 }
 
 /* After the event is closed the code still runs (pages back to normal). */

@@ -41,6 +41,8 @@ int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task
 void flowjit_perf_event_detach(struct perf_event *event);
 void flowjit_exec(void);
 void flowjit_mm_init(struct mm_struct *mm);
+void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
+		     struct task_struct *tsk);
 void flowjit_mm_exit(struct mm_struct *mm);
 bool flowjit_mm_tracked(struct mm_struct *mm);
 pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot);
@@ -127,6 +129,9 @@ static inline int flowjit_perf_event_attach(struct perf_event *event,
 static inline void flowjit_perf_event_detach(struct perf_event *event) { }
 static inline void flowjit_exec(void) { }
 static inline void flowjit_mm_init(struct mm_struct *mm) { }
+static inline void flowjit_mm_fork(struct mm_struct *oldmm,
+				   struct mm_struct *mm,
+				   struct task_struct *tsk) { }
 static inline void flowjit_mm_exit(struct mm_struct *mm) { }
 
 static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,

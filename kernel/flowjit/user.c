@@ -23,7 +23,8 @@
  * CPU keeps executing the page through a stale executable entry.
  *
  * An address space is tracked while per-task events with attr.flowjit
- * that do not exclude user space target a task using it. Arming its
+ * that do not exclude user space target a task using it, and for life
+ * when a task forked from a tracked one inherited such events. Arming its
  * existing pages runs in the target itself (task work), where taking
  * its mmap_lock is safe. When the last event goes, the PTEs are left
  * as they are: the next instruction fetch from such a page finds the
@@ -379,6 +380,26 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
 			  MM_CP_TRY_CHANGE_WRITABLE);
 	tlb_finish_mmu(&tlb);
+}
+
+/*
+ * fork: the child's address space is a copy of @oldmm, armed pages and
+ * NX vm_page_prot included. If @tsk inherited events that ask for its
+ * code (perf_event_init_task() ran before copy_mm()), it is tracked for
+ * as long as it lives: inherited events are not counted one by one.
+ * Otherwise its pages become executable on first use.
+ */
+void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
+		     struct task_struct *tsk)
+{
+	struct flowjit_mm *fm;
+
+	if (!flowjit_mm_tracked(oldmm) ||
+	    !perf_event_task_has(tsk, flowjit_event_tracks_user))
+		return;
+	fm = flowjit_mm_get_state(mm);
+	if (fm)
+		atomic_inc(&fm->users);
 }
 
 void flowjit_mm_init(struct mm_struct *mm)
