@@ -37,6 +37,26 @@ JIT_VARIANT(rwx_static_key, "rwx", "static-key", NULL);
 JIT_VARIANT(rwx_threads_atomic, "rwx", "threads", "--sync=atomic");
 JIT_VARIANT(mmap_exec_free_reuse, "mmap-exec", "free-reuse", NULL);
 
+/* retire records of @pid that cover a whole address space */
+static int whole_space_retires(struct fj_set *set, pid_t pid)
+{
+	uint64_t asid = 0;
+	int i, n = 0;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind != FLOWJIT_KIND_USER_JIT ||
+		    o->rec.op != FLOWJIT_OP_RETIRE || o->rec.addr ||
+		    o->rec.len < (1ULL << 47) || o->rec.pid != (uint32_t)pid ||
+		    o->rec.asid == asid)
+			continue;
+		asid = o->rec.asid;
+		n++;
+	}
+	return n;
+}
+
 FIXTURE_SETUP(jit_sample)
 {
 	if (access(EBPF_JIT, X_OK))
@@ -82,6 +102,12 @@ TEST_F(jit_sample, every_revision_that_ran_was_captured)
 	       missing);
 	EXPECT_EQ(0, missing);
 	EXPECT_EQ(0, fj_lost(&self->sb));
+	/*
+	 * exec retired the address space the child had before it. (The
+	 * retire at exit of the exec'd one is not seen yet: a known
+	 * problem, see Documentation/trace/flowjit.rst.)
+	 */
+	EXPECT_LE(1, whole_space_retires(self->set, pid));
 }
 
 TEST_HARNESS_MAIN

@@ -109,9 +109,9 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 /* Arm every executable anonymous VMA of @mm; mmap_lock held for write. */
 static void flowjit_arm_mm(struct mm_struct *mm)
 {
+	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
 	struct mmu_gather tlb;
-	VMA_ITERATOR(vmi, mm, 0);
 
 	tlb_gather_mmu(&tlb, mm);
 	for_each_vma(vmi, vma) {

@@ -13,15 +13,16 @@ int main(int argc, char **argv)
 {
 	static struct jt_rev revs[JT_MAX_REVS];
 	static struct fj_set set;
-	static char *demo[] = { "jit_trace", "/samples/ebpf-jit", "--mode",
-				"wx", "--count", "3", "rewrite", NULL };
+	static char * const demo[] = { "jit_trace", "/samples/ebpf-jit",
+				       "--mode", "wx", "--count", "3",
+				       "rewrite", NULL };
 	char *args[32];
 	int i, status, n, missing;
 	struct sb sb;
 	pid_t pid = 0;
 
 	if (argc == 1) {
-		argv = demo;
+		argv = (char **)demo;
 		argc = 7;
 	}
 	if (argc < 3 || argc > 28) {
@@ -52,8 +53,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no usable revision log\n");
 		return 1;
 	}
-	printf("the JIT (pid %d) ran %d code revisions; the kernel wrote %d flowjit records (%llu lost):\n",
-	       pid, n, set.records, (unsigned long long)fj_lost(&sb));
+	printf("the JIT (pid %d) ran %d code revisions;", pid, n);
+	printf(" the kernel wrote %d flowjit records (%llu lost):\n",
+	       set.records, (unsigned long long)fj_lost(&sb));
 	missing = jt_missing(revs, n, &set, pid, true);
 	printf("%d of %d revisions captured before they ran, byte for byte\n",
 	       n - missing, n);
