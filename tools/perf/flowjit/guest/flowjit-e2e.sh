@@ -104,12 +104,14 @@ export_file() {
 	} > /dev/ttyS2
 }
 
+# perf record -o @1 @2...; a run that hangs is killed after a minute
 record() {
 	local out=$1
 	shift
-	perf record -q -o "$out" "$@" > /tmp/record.out 2> /tmp/record.err
+	timeout -s KILL 60 perf record -q -o "$out" "$@" > /tmp/record.out 2> /tmp/record.err
 	local rc=$?
 	if [ $rc != 0 ]; then
+		[ $rc = 137 ] && echo "#   perf record $*: killed after 60 s"
 		show /tmp/record.err
 		return $rc
 	fi
