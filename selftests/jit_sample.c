@@ -102,12 +102,8 @@ TEST_F(jit_sample, every_revision_that_ran_was_captured)
 	       missing);
 	EXPECT_EQ(0, missing);
 	EXPECT_EQ(0, fj_lost(&self->sb));
-	/*
-	 * exec retired the address space the child had before it. (The
-	 * retire at exit of the exec'd one is not seen yet: a known
-	 * problem, see Documentation/trace/flowjit.rst.)
-	 */
-	EXPECT_LE(1, whole_space_retires(self->set, pid));
+	/* exec and exit each retired a whole address space, no other */
+	EXPECT_EQ(2, whole_space_retires(self->set, pid));
 }
 
 TEST_HARNESS_MAIN

@@ -44,6 +44,7 @@ void flowjit_mm_init(struct mm_struct *mm);
 void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 		     struct task_struct *tsk);
 void flowjit_mm_exit(struct mm_struct *mm);
+void flowjit_task_exit(struct task_struct *tsk);
 bool flowjit_mm_tracked(struct mm_struct *mm);
 pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot);
 vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf);
@@ -133,6 +134,7 @@ static inline void flowjit_mm_fork(struct mm_struct *oldmm,
 				   struct mm_struct *mm,
 				   struct task_struct *tsk) { }
 static inline void flowjit_mm_exit(struct mm_struct *mm) { }
+static inline void flowjit_task_exit(struct task_struct *tsk) { }
 
 static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
 					    pgprot_t prot)

@@ -50,6 +50,7 @@ struct flowjit_mm {
 	u64		asid;		/* never reused in a boot */
 	atomic64_t	revision;	/* of the last snapshot, any page */
 	atomic_t	users;		/* events tracking this mm */
+	bool		retired;	/* the retire record is written */
 };
 
 /*
@@ -407,6 +408,25 @@ void flowjit_mm_init(struct mm_struct *mm)
 	mm->flowjit = NULL;
 }
 
+/*
+ * The task exits. Its perf events go before its address space does
+ * (perf_event_exit_task() runs before exit_mm()): if it is the last user,
+ * retire the address space now, while its own events still see it.
+ */
+void flowjit_task_exit(struct task_struct *tsk)
+{
+	struct mm_struct *mm = tsk->mm;
+	struct flowjit_mm *fm;
+
+	if (!mm || atomic_read(&mm->mm_users) != 1)
+		return;
+	fm = READ_ONCE(mm->flowjit);
+	if (!fm || !atomic_read(&fm->users) || fm->retired)
+		return;
+	fm->retired = true;
+	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL);
+}
+
 /* The address space is gone (exit, exec): retire all of it. */
 void flowjit_mm_exit(struct mm_struct *mm)
 {
@@ -414,7 +434,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 
 	if (!fm)
 		return;
-	if (atomic_read(&fm->users))
+	if (atomic_read(&fm->users) && !fm->retired)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
 				  NULL);
 	/* trackers still holding the mm read its state under the lock */
