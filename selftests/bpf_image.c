@@ -11,82 +11,23 @@
 #include <linux/bpf.h>
 
 #include "../kselftest_harness.h"
+#include "bpf_prog.h"
 #include "flowjit_records.h"
 
-#define MAX_FUNCS	8
+static const struct bpf_insn trivial[] = BPF_PROG_TRIVIAL;
+static const struct bpf_insn with_subprog[] = BPF_PROG_WITH_SUBPROG(1);
 
-struct prog_info {
-	struct bpf_prog_info info;
-	uint64_t ksyms[MAX_FUNCS];
-	uint32_t func_lens[MAX_FUNCS];
-	uint8_t insns[65536];
-};
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-
-/* r0 = 0; exit */
-static const struct bpf_insn trivial[] = {
-	INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
-	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-};
-
-/* main: r1 = 1; call sub; exit -- sub: r0 = r1 + 1; exit */
-static const struct bpf_insn with_subprog[] = {
-	INSN(BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, 1),
-	INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1),
-	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-	INSN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 0, 0),
-	INSN(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1),
-	INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-};
-
-/* Load @insns as a socket filter. Returns the prog fd or -errno. */
 static int load_prog(const struct bpf_insn *insns, int cnt)
 {
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (uint64_t)(unsigned long)insns;
-	attr.insn_cnt = cnt;
-	attr.license = (uint64_t)(unsigned long)"GPL";
-	strcpy(attr.prog_name, "fj_image");
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	return fd < 0 ? -errno : fd;
-}
-
-static int get_info(int fd, struct prog_info *p)
-{
-	union bpf_attr attr;
-
-	memset(&p->info, 0, sizeof(p->info));
-	p->info.nr_jited_ksyms = MAX_FUNCS;
-	p->info.jited_ksyms = (uint64_t)(unsigned long)p->ksyms;
-	p->info.nr_jited_func_lens = MAX_FUNCS;
-	p->info.jited_func_lens = (uint64_t)(unsigned long)p->func_lens;
-	p->info.jited_prog_len = sizeof(p->insns);
-	p->info.jited_prog_insns = (uint64_t)(unsigned long)p->insns;
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = fd;
-	attr.info.info_len = sizeof(p->info);
-	attr.info.info = (uint64_t)(unsigned long)&p->info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) ? -errno : 0;
+	return bpf_load_filter(insns, cnt, "fj_image");
 }
 
 static int prog_id(int fd)
 {
-	struct prog_info *p = malloc(sizeof(*p));
+	struct bpf_jit_info *p = malloc(sizeof(*p));
 	int id;
 
-	if (!p || get_info(fd, p))
+	if (!p || bpf_jit_info_get(fd, p))
 		id = -1;
 	else
 		id = p->info.id;
@@ -163,14 +104,14 @@ FIXTURE_TEARDOWN(bpf_image)
 /* Each function's image is the slice of jited_prog_insns at its ksym. */
 TEST_F(bpf_image, images_equal_jited_insns_with_subprogs)
 {
-	struct prog_info *p = malloc(sizeof(*p));
+	struct bpf_jit_info *p = malloc(sizeof(*p));
 	uint32_t i, off = 0;
 	int fd;
 
 	ASSERT_NE(NULL, p);
 	fd = load_prog(with_subprog, 6);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, get_info(fd, p));
+	ASSERT_EQ(0, bpf_jit_info_get(fd, p));
 	ASSERT_EQ(2, p->info.nr_jited_ksyms);
 	fj_collect(&self->sb, self->set);
 	EXPECT_EQ(0, self->set->bad_version);
@@ -198,14 +139,14 @@ TEST_F(bpf_image, images_equal_jited_insns_with_subprogs)
 /* A program closed before user space could query it is still captured. */
 TEST_F(bpf_image, program_closed_at_once_is_captured)
 {
-	struct prog_info *p = malloc(sizeof(*p));
+	struct bpf_jit_info *p = malloc(sizeof(*p));
 	struct fj_obj *o, *r;
 	int ref, fd, id;
 
 	ASSERT_NE(NULL, p);
 	ref = load_prog(trivial, 2);	/* same code, kept open for reference */
 	ASSERT_LE(0, ref);
-	ASSERT_EQ(0, get_info(ref, p));
+	ASSERT_EQ(0, bpf_jit_info_get(ref, p));
 	fd = load_prog(trivial, 2);
 	ASSERT_LE(0, fd);
 	id = p->info.id + 1;		/* ids are allocated in order */
@@ -371,36 +312,28 @@ TEST(attr_without_time_or_with_nothing_to_record_is_einval)
 }
 
 /* An unprivileged caller is refused kernel images, and gets no bytes. */
+static int open_kernel_images(void)
+{
+	struct perf_event_attr attr;
+
+	fj_attr(&attr);
+	if (sb_perf_event_open(&attr, 0, -1) >= 0)	/* this task */
+		return 11;
+	if (errno != EACCES && errno != EPERM)
+		return 12;
+	if (sb_perf_event_open(&attr, -1, 0) >= 0)	/* CPU-wide */
+		return 13;
+	return errno == EACCES || errno == EPERM ? 0 : 14;
+}
+
 TEST(unprivileged_caller_is_refused_kernel_images)
 {
-	int status;
-	pid_t pid;
+	int step;
 
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop privileges");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct perf_event_attr attr;
-		int fd;
-
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		fj_attr(&attr);
-		fd = sb_perf_event_open(&attr, 0, -1);	/* this task */
-		if (fd >= 0)
-			_exit(11);
-		if (errno != EACCES && errno != EPERM)
-			_exit(12);
-		fd = sb_perf_event_open(&attr, -1, 0);	/* CPU-wide */
-		if (fd >= 0)
-			_exit(13);
-		_exit(errno == EACCES || errno == EPERM ? 0 : 14);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("child step %d failed", WEXITSTATUS(status));
+	step = sb_run_as_nobody(open_kernel_images);
+	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
 }
 
 TEST_HARNESS_MAIN

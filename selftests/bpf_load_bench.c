@@ -10,27 +10,16 @@
  */
 #include <stdio.h>
 #include <time.h>
-#include <linux/bpf.h>
-
+#include "bpf_prog.h"
 #include "flowjit_records.h"
 
 #define MAX_ROUNDS	64
 
 static int load_close(void)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr attr;
-	int fd;
+	static const struct bpf_insn insns[] = BPF_PROG_TRIVIAL;
+	int fd = bpf_load_filter(insns, 2, "fj_bench");
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (uint64_t)(unsigned long)insns;
-	attr.insn_cnt = 2;
-	attr.license = (uint64_t)(unsigned long)"GPL";
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 	if (fd < 0)
 		return -1;
 	close(fd);

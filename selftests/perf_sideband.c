@@ -7,9 +7,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <time.h>
-#include <linux/bpf.h>
 
 #include "../kselftest_harness.h"
+#include "bpf_prog.h"
 #include "sideband.h"
 
 #define KERNEL_START	0xffff800000000000ULL
@@ -22,43 +22,11 @@ struct seen {
 	int pokes, bad_pokes;
 };
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Load "r0 = 0; exit" as a socket filter. Returns the prog fd or -errno. */
 static int load_trivial_prog(const char *name)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr attr;
-	int fd;
+	static const struct bpf_insn insns[] = BPF_PROG_TRIVIAL;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (uint64_t)(unsigned long)insns;
-	attr.insn_cnt = 2;
-	attr.license = (uint64_t)(unsigned long)"GPL";
-	strncpy(attr.prog_name, name, sizeof(attr.prog_name) - 1);
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	return fd < 0 ? -errno : fd;
-}
-
-static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksym)
-{
-	union bpf_attr attr;
-
-	memset(info, 0, sizeof(*info));
-	info->nr_jited_ksyms = 1;
-	info->jited_ksyms = (uint64_t)(unsigned long)ksym;
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = fd;
-	attr.info.info_len = sizeof(*info);
-	attr.info.info = (uint64_t)(unsigned long)info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) ? -errno : 0;
+	return bpf_load_filter(insns, 2, name);
 }
 
 struct ksymbol_rec {
@@ -196,20 +164,19 @@ FIXTURE_TEARDOWN(sideband)
 /* A JIT'd program's KSYMBOL has the address and length bpf(2) reports. */
 TEST_F(sideband, bpf_load_and_unload_emit_ksymbol_and_bpf_event)
 {
-	struct bpf_prog_info info;
-	uint64_t ksym = 0;
+	static struct bpf_jit_info p;
 	int fd;
 
 	fd = load_trivial_prog("fj_sideband");
 	if (fd == -EPERM || fd == -EACCES)
 		SKIP(return, "BPF_PROG_LOAD needs privileges");
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, prog_info(fd, &info, &ksym));
-	ASSERT_NE(0, info.jited_prog_len)
+	ASSERT_EQ(0, bpf_jit_info_get(fd, &p));
+	ASSERT_NE(0, p.info.jited_prog_len)
 		TH_LOG("program not JIT'd: is bpf_jit_enable set?");
-	self->seen.addr = ksym;
-	self->seen.len = info.jited_prog_len;
-	self->seen.prog_id = info.id;
+	self->seen.addr = p.ksyms[0];
+	self->seen.len = p.info.jited_prog_len;
+	self->seen.prog_id = p.info.id;
 
 	drain_until(&self->sb, &self->seen, load_seen);
 	EXPECT_EQ(1, self->seen.ksym_reg);

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/perf_event.h>
 
 #define SB_MAX_CPUS	64
@@ -150,6 +151,28 @@ static inline void sb_close(struct sb *sb)
 		close(sb->ring[i].fd);
 	}
 	sb->nr = 0;
+}
+
+/*
+ * Run @fn in a child that dropped to nobody (uid and gid 65534). Returns
+ * its exit status: what @fn returned, 10 if dropping failed, or -1 if
+ * the child did not exit normally.
+ */
+static inline int sb_run_as_nobody(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 /* the sample_id trailer of a non-sample record */

@@ -521,65 +521,53 @@ TEST_F(user_jit, closing_the_event_untracks)
 }
 
 /* Tracking another user's process needs more than reading its memory. */
+static int track_init(void)
+{
+	struct perf_event_attr attr;
+
+	user_attr(&attr);
+	if (sb_perf_event_open(&attr, 1, -1) >= 0)	/* init, root */
+		return 11;
+	return errno == EACCES || errno == EPERM ? 0 : 12;
+}
+
 TEST(other_users_process_is_refused)
 {
-	int status;
-	pid_t pid;
-
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop privileges");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct perf_event_attr attr;
-		int fd;
-
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		user_attr(&attr);
-		fd = sb_perf_event_open(&attr, 1, -1);	/* init, root */
-		if (fd >= 0)
-			_exit(11);
-		_exit(errno == EACCES || errno == EPERM ? 0 : 12);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, sb_run_as_nobody(track_init));
 }
 
 /* An unprivileged process may track its own code. */
+static int track_self(void)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct perf_event_attr attr;
+	uint8_t *code;
+	struct sb sb;
+
+	user_attr(&attr);
+	if (!set || sb_open_task(&sb, &attr, 0))
+		return 11;
+	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED)
+		return 12;
+	emit_ret_imm(code, 21);
+	if (call(code) != 21)
+		return 13;
+	fj_collect(&sb, set);
+	return find_page(set, (uintptr_t)code, 0) ? 0 : 14;
+}
+
 TEST(unprivileged_process_tracks_itself)
 {
-	int status;
-	pid_t pid;
+	int step;
 
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop privileges");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct perf_event_attr attr;
-		struct fj_set *set = calloc(1, sizeof(*set));
-		uint8_t *code;
-		struct sb sb;
-
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		user_attr(&attr);
-		if (!set || sb_open_task(&sb, &attr, 0))
-			_exit(11);
-		code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		emit_ret_imm(code, 21);
-		if (call(code) != 21)
-			_exit(12);
-		fj_collect(&sb, set);
-		_exit(find_page(set, (uintptr_t)code, 0) ? 0 : 13);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed",
-						 WEXITSTATUS(status));
+	step = sb_run_as_nobody(track_self);
+	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
 }
 
 TEST_HARNESS_MAIN
