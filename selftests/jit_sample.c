@@ -21,21 +21,56 @@ FIXTURE_VARIANT(jit_sample) {
 	const char *extra;	/* one more option, or NULL */
 };
 
-#define JIT_VARIANT(name, m, s, x) \
-	FIXTURE_VARIANT_ADD(jit_sample, name) { \
-		.mode = m, .scenario = s, .extra = x, \
-	}
+FIXTURE_VARIANT_ADD(jit_sample, wx_compile_run) {
+	.mode = "wx",
+	.scenario = "compile-run",
+};
 
-JIT_VARIANT(wx_compile_run, "wx", "compile-run", NULL);
-JIT_VARIANT(wx_rewrite, "wx", "rewrite", NULL);
-JIT_VARIANT(wx_span, "wx", "span", NULL);
-JIT_VARIANT(wx_free_reuse, "wx", "free-reuse", NULL);
-JIT_VARIANT(wx_loop42, "wx", "loop42", NULL);
-JIT_VARIANT(wx_threads, "wx", "threads", NULL);
-JIT_VARIANT(rwx_rewrite, "rwx", "rewrite", NULL);
-JIT_VARIANT(rwx_static_key, "rwx", "static-key", NULL);
-JIT_VARIANT(rwx_threads_atomic, "rwx", "threads", "--sync=atomic");
-JIT_VARIANT(mmap_exec_free_reuse, "mmap-exec", "free-reuse", NULL);
+FIXTURE_VARIANT_ADD(jit_sample, wx_rewrite) {
+	.mode = "wx",
+	.scenario = "rewrite",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, wx_span) {
+	.mode = "wx",
+	.scenario = "span",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, wx_free_reuse) {
+	.mode = "wx",
+	.scenario = "free-reuse",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, wx_loop42) {
+	.mode = "wx",
+	.scenario = "loop42",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, wx_threads) {
+	.mode = "wx",
+	.scenario = "threads",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, rwx_rewrite) {
+	.mode = "rwx",
+	.scenario = "rewrite",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, rwx_static_key) {
+	.mode = "rwx",
+	.scenario = "static-key",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, rwx_threads_atomic) {
+	.mode = "rwx",
+	.scenario = "threads",
+	.extra = "--sync=atomic",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, mmap_exec_free_reuse) {
+	.mode = "mmap-exec",
+	.scenario = "free-reuse",
+};
 
 /* retire records of @pid that cover a whole address space */
 static int whole_space_retires(struct fj_set *set, pid_t pid)

@@ -135,15 +135,15 @@ FIXTURE_VARIANT_ADD(user_jit, rwx) {
 };
 
 /* make the code writable (mprotect mode) before writing */
-static void code_write_begin(FIXTURE_DATA(user_jit) *self,
-			     const FIXTURE_VARIANT(user_jit) *variant)
+static void code_write_begin(struct _test_data_user_jit *self,
+			     const struct _fixture_variant_user_jit *variant)
 {
 	if (variant->mode == CODE_MPROTECT)
 		mprotect(self->code, 4 * PAGE, PROT_READ | PROT_WRITE);
 }
 
-static void code_write_end(FIXTURE_DATA(user_jit) *self,
-			   const FIXTURE_VARIANT(user_jit) *variant)
+static void code_write_end(struct _test_data_user_jit *self,
+			   const struct _fixture_variant_user_jit *variant)
 {
 	if (variant->mode == CODE_MPROTECT)
 		mprotect(self->code, 4 * PAGE, PROT_READ | PROT_EXEC);
@@ -284,7 +284,7 @@ TEST_F(user_jit, mremap_rearms_at_the_new_address)
 
 struct racer {
 	uint8_t *fn;
-	volatile int stop;
+	int stop;
 	int seen[64];		/* return values observed */
 };
 
@@ -292,7 +292,7 @@ static void *run_loop(void *arg)
 {
 	struct racer *r = arg;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		int v = call(r->fn);
 
 		if (v >= 0 && v < 64)
@@ -342,7 +342,7 @@ TEST(threads_run_while_one_rewrites)
 		fj_collect(&sb, set);
 	}
 	usleep(2000);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 
@@ -378,7 +378,7 @@ TEST(threads_run_while_one_rewrites)
 
 static void write_byte(void *p)
 {
-	*(volatile uint8_t *)p = 0xc3;
+	__atomic_store_n((uint8_t *)p, 0xc3, __ATOMIC_RELAXED);
 }
 
 static void call_it(void *p)
