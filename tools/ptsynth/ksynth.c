@@ -189,12 +189,15 @@ static void kresolve(struct kstate *s, uint64_t next)
 
 static int kinsn(struct kstate *s, const struct gt_insn *r)
 {
-	if (classify(r->bytes, r->len, r->ip, &s->info)) {
+	struct insn_info info;
+
+	if (classify(r->bytes, r->len, r->ip, &info)) {
 		fprintf(stderr, "ptsynth ksynth: undecodable insn at %#llx\n",
 			(unsigned long long)r->ip);
 		return -EINVAL;
 	}
 	kresolve(s, r->ip);
+	s->info = info;
 	s->tsc = r->h.tsc;
 	if (!s->enabled) {
 		/* entering the filter ranges (see README: TSC with PGE) */
