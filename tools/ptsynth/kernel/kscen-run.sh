@@ -8,10 +8,14 @@
 PATH=/extra:/bin
 export PATH HOME=/tmp PERF_PAGER=cat
 cd /tmp || exit 1
-perf record -q --flowjit -e dummy -a -o /tmp/k.data -- /kscen/kscen \
+# --kcore: perf then also asks for TEXT_POKE records (attr.text_poke on
+# an added dummy event); the kcore copy itself stays in the guest.
+perf record -q --kcore --flowjit -e dummy -a -o /tmp/k.dir -- /kscen/kscen \
 	> /tmp/kscen.out 2> /tmp/kscen.err
 rc=$?
 echo "perf record: exit $rc" >> /tmp/kscen.err
+ls -l /tmp/k.dir /tmp/k.dir/kcore_dir >> /tmp/kscen.err 2>&1
+cp /tmp/k.dir/data /tmp/k.data
 for f in k.data kscen.out kscen.err; do
 	[ -c /dev/ttyS2 ] || break
 	{
