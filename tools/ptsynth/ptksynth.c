@@ -8,10 +8,15 @@
  *         [--psb-period N] [--pmu-type N]
  *       PT stream of that ground truth, packaged with the guest's sideband
  *
+ *   ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX
+ *       kernel instructions of the ground truth whose bytes differ from
+ *       the ELF file's (one line each: tsc ip truth-bytes file-bytes)
+ *
  * RANGES: START..END[,START..END...] (END exclusive), the trace filter.
  * The flow of a ground truth is printed by "ptsynth dump --insns" and
  * compared with a decoder's by "ptsynth cmpflow".
  */
+#include <elf.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +24,84 @@
 
 #include "kgt.h"
 
+/* bytes of ELF64 @f (@n bytes) at virtual address @va, from PT_LOAD */
+static const uint8_t *elf_at(const uint8_t *f, size_t n, uint64_t va,
+			     size_t len)
+{
+	const Elf64_Ehdr *eh = (const void *)f;
+	int i;
+
+	if (n < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phoff > n || eh->e_phnum > (n - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return NULL;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(f + eh->e_phoff) + i;
+
+		if (ph->p_type != PT_LOAD || va < ph->p_vaddr ||
+		    va - ph->p_vaddr + len > ph->p_filesz ||
+		    ph->p_offset > n || ph->p_filesz > n - ph->p_offset)
+			continue;
+		return f + ph->p_offset + (va - ph->p_vaddr);
+	}
+	return NULL;
+}
+
+static int vmdiff(const char *gtp, const char *vmlinux)
+{
+	struct gt_trace gt;
+	uint8_t *f = NULL;
+	size_t n = 0, i, diff = 0, checked = 0;
+	FILE *fp = fopen(vmlinux, "rb");
+	long sz;
+
+	if (!fp || fseek(fp, 0, SEEK_END) || (sz = ftell(fp)) <= 0 ||
+	    fseek(fp, 0, SEEK_SET) || !(f = malloc(sz)) ||
+	    fread(f, sz, 1, fp) != 1) {
+		fprintf(stderr, "ptksynth: cannot read %s\n", vmlinux);
+		return -1;
+	}
+	fclose(fp);
+	n = sz;
+	if (gt_load(&gt, gtp))
+		return -1;
+	for (i = 0; i < gt.nr_recs; i++) {
+		const struct gt_insn *in = (const void *)gt.recs[i];
+		const uint8_t *b;
+		int j;
+
+		if (in->h.type != GT_INSN || !(in->h.flags & GT_INSN_KERNEL))
+			continue;
+		b = elf_at(f, n, in->ip, in->len);
+		if (!b)
+			continue;
+		checked++;
+		if (!memcmp(b, in->bytes, in->len))
+			continue;
+		diff++;
+		printf("%llu %#llx ", (unsigned long long)in->h.tsc,
+		       (unsigned long long)in->ip);
+		for (j = 0; j < in->len; j++)
+			printf("%02x", in->bytes[j]);
+		printf(" ");
+		for (j = 0; j < in->len; j++)
+			printf("%02x", b[j]);
+		printf("\n");
+	}
+	fprintf(stderr, "ptksynth vmdiff: %zu instructions in the file, %zu differ\n",
+		checked, diff);
+	gt_free(&gt);
+	free(f);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: ptksynth gt -l QEMU.log -m MARKS -f START..END[,...] -o FILE.gt\n"
 "       ptksynth synth -g FILE.gt -s GUEST.data -o perf.data [--raw FILE.pt]\n"
-"                [--psb-period N] [--pmu-type N]\n");
+"                [--psb-period N] [--pmu-type N]\n"
+"       ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX\n");
 }
 
 int main(int argc, char **argv)
@@ -39,11 +116,12 @@ int main(int argc, char **argv)
 		{ "raw", required_argument, NULL, 'r' },
 		{ "psb-period", required_argument, NULL, 'p' },
 		{ "pmu-type", required_argument, NULL, 't' },
+		{ "vmlinux", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kgt_opts go = { 0 };
 	struct ksynth_opts so = { .psb_period = 4096, .pmu_type = 8 };
-	const char *cmd;
+	const char *cmd, *vml = NULL;
 	int c, err;
 
 	if (argc < 2) {
@@ -70,6 +148,7 @@ int main(int argc, char **argv)
 		case 'r': so.raw = optarg; break;
 		case 'p': so.psb_period = strtoull(optarg, NULL, 0); break;
 		case 't': so.pmu_type = strtoul(optarg, NULL, 0); break;
+		case 'k': vml = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -85,6 +164,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		err = ksynth_run(&so);
+	} else if (!strcmp(cmd, "vmdiff") && so.gt && vml) {
+		err = vmdiff(so.gt, vml);
 	} else {
 		usage();
 		return 2;
