@@ -8,6 +8,8 @@
  *         [--psb-period N] [--pmu-type N]
  *       PT stream of that ground truth, packaged with the guest's sideband
  *
+ *   ptksynth dump -g FILE.gt
+ *       instructions (tid tsc ip bytes) and filter exits (tid tsc target)
  *   ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX
  *       kernel instructions of the ground truth whose bytes differ from
  *       the ELF file's (one line each: tsc ip truth-bytes file-bytes)
@@ -95,13 +97,44 @@ static int vmdiff(const char *gtp, const char *vmlinux)
 	return 0;
 }
 
+/* the kernel records of a ground truth, one line each */
+static int kdump(const char *gtp)
+{
+	struct gt_trace gt;
+	size_t i;
+
+	if (gt_load(&gt, gtp))
+		return -1;
+	for (i = 0; i < gt.nr_recs; i++) {
+		const struct gt_rec *r = gt.recs[i];
+		const struct gt_insn *in = (const void *)r;
+		int j;
+
+		if (r->type == GT_INSN) {
+			printf("insn %u %llu %#llx", r->tid,
+			       (unsigned long long)r->tsc,
+			       (unsigned long long)in->ip);
+			for (j = 0; j < in->len; j++)
+				printf(" %02x", in->bytes[j]);
+			printf("\n");
+		} else if (r->type == GT_KEXIT) {
+			printf("exit %u %llu %#llx\n", r->tid,
+			       (unsigned long long)r->tsc,
+			       (unsigned long long)((const struct gt_kexit *)r)->target);
+		}
+	}
+	gt_free(&gt);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: ptksynth gt -l QEMU.log -m MARKS -f START..END[,...] -o FILE.gt\n"
 "       ptksynth synth -g FILE.gt -s GUEST.data -o perf.data [--raw FILE.pt]\n"
 "                [--psb-period N] [--pmu-type N]\n"
-"       ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX\n");
+"       ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX\n"
+"       ptksynth dump -g FILE.gt\n");
 }
 
 int main(int argc, char **argv)
@@ -164,6 +197,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		err = ksynth_run(&so);
+	} else if (!strcmp(cmd, "dump") && so.gt) {
+		err = kdump(so.gt);
 	} else if (!strcmp(cmd, "vmdiff") && so.gt && vml) {
 		err = vmdiff(so.gt, vml);
 	} else {
