@@ -52,6 +52,9 @@ struct ksynth_opts {
 	const char *raw;		/* also write the PT stream here */
 	uint64_t psb_period;
 	uint32_t pmu_type;
+	/* the filter, for AUXTRACE_INFO's filter string (perf record --filter) */
+	struct kgt_range filter[KGT_MAX_RANGES];
+	int nr_filter;
 };
 
 int ksynth_run(const struct ksynth_opts *o);

@@ -313,7 +313,10 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	size_t gsize, nattr, i, asz, ids_total = 0;
 	uint8_t *g = read_file(o->sideband, &gsize), *attrs = NULL;
 	uint64_t *ids = NULL, pt_id = 0, sample_type, data_size;
-	uint64_t info[2 + KPT_PRIV_MAX + 1];
+	/* priv[0..FILTER_STR_LEN], the filter string, cap_event_trace */
+	uint64_t info[2 + KPT_PRIV_MAX + 128 + 1];
+	size_t info_size, flen;
+	char *fstr;
 	struct perf_event_attr pa;
 	uint64_t aux[6];
 	FILE *f = NULL;
@@ -399,7 +402,6 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	}
 
 	memset(info, 0, sizeof(info));
-	info[0] = PERF_RECORD_AUXTRACE_INFO | (uint64_t)sizeof(info) << 48;
 	info[1] = PERF_AUXTRACE_INTEL_PT;
 	info[2 + KPT_PMU_TYPE] = o->pmu_type;
 	info[2 + KPT_TIME_SHIFT] = gt->hdr.tc.time_shift;
@@ -411,6 +413,20 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	info[2 + KPT_MTC_BIT] = CFG_MTC;
 	info[2 + KPT_MTC_FREQ_BITS] = CFG_MTC_PERIOD;
 	info[2 + KPT_CYC_BIT] = CFG_CYC;
+	/* "filter START/SIZE,..." as perf record --filter leaves it */
+	fstr = (char *)&info[2 + KPT_PRIV_MAX];
+	flen = 0;
+	for (i = 0; i < (size_t)o->nr_filter; i++)
+		flen += snprintf(fstr + flen, 128 * 8 - flen, "%sfilter %#llx/%#llx",
+				 i ? "," : "",
+				 (unsigned long long)o->filter[i].start,
+				 (unsigned long long)(o->filter[i].end -
+						      o->filter[i].start));
+	if (flen >= 128 * 8 - 1)
+		goto bad;
+	info[2 + KPT_FILTER_STR_LEN] = flen;
+	info_size = 8 * (2 + KPT_PRIV_MAX + (flen ? (flen + 1 + 7) / 8 : 0) + 1);
+	info[0] = PERF_RECORD_AUXTRACE_INFO | (uint64_t)info_size << 48;
 
 	memset(aux, 0, sizeof(aux));
 	aux[0] = PERF_RECORD_AUXTRACE | (uint64_t)sizeof(aux) << 48;
@@ -433,7 +449,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		err = -errno;
 		goto out;
 	}
-	data_size = sizeof(info) + gh.data.size + sizeof(aux) + aux[1];
+	data_size = info_size + gh.data.size + sizeof(aux) + aux[1];
 	h.data.size = data_size;
 	{
 		static const uint8_t zero[8];
@@ -441,7 +457,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		if (fwrite(&h, sizeof(h), 1, f) != 1 ||
 		    fwrite(ids, 8, ids_total, f) != ids_total ||
 		    fwrite(attrs, asz, nattr + 1, f) != nattr + 1 ||
-		    fwrite(info, sizeof(info), 1, f) != 1 ||
+		    fwrite(info, info_size, 1, f) != 1 ||
 		    (gh.data.size && fwrite(g + gh.data.offset, gh.data.size, 1, f) != 1) ||
 		    fwrite(aux, sizeof(aux), 1, f) != 1 ||
 		    (s->buf.len && fwrite(s->buf.data, s->buf.len, 1, f) != 1) ||

@@ -5,8 +5,9 @@
  *   ptksynth gt -l QEMU.log -m MARKS -f RANGES -o FILE.gt
  *       kernel ground truth from QEMU's execution log (kgt.c)
  *   ptksynth synth -g FILE.gt -s GUEST.data -o perf.data [--raw FILE.pt]
- *         [--psb-period N] [--pmu-type N]
+ *         [--psb-period N] [--pmu-type N] [-f RANGES]
  *       PT stream of that ground truth, packaged with the guest's sideband
+ *       (-f: the filter as perf record --filter would note it for perf)
  *
  *   ptksynth dump -g FILE.gt
  *       instructions (tid tsc ip bytes) and filter exits (tid tsc target)
@@ -132,7 +133,7 @@ static void usage(void)
 	fprintf(stderr,
 "usage: ptksynth gt -l QEMU.log -m MARKS -f START..END[,...] -o FILE.gt\n"
 "       ptksynth synth -g FILE.gt -s GUEST.data -o perf.data [--raw FILE.pt]\n"
-"                [--psb-period N] [--pmu-type N]\n"
+"                [--psb-period N] [--pmu-type N] [-f START..END[,...]]\n"
 "       ptksynth vmdiff -g FILE.gt --vmlinux VMLINUX\n"
 "       ptksynth dump -g FILE.gt\n");
 }
@@ -174,6 +175,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ptksynth: bad ranges: %s\n", optarg);
 				return 2;
 			}
+			memcpy(so.filter, go.filter, sizeof(so.filter));
+			so.nr_filter = go.nr_filter;
 			break;
 		case 'o': go.out = so.out = optarg; break;
 		case 'g': so.gt = optarg; break;
