@@ -74,7 +74,7 @@ struct kgt {
 	int nr_marks;
 	/* counters */
 	uint64_t lines, tbs, cancelled, unmatched_stop, other_cpu_in_filter;
-	uint64_t in_filter, exits, errors, rep_folded;
+	uint64_t in_filter, exits, errors, rep_folded, stopped_in_filter;
 };
 
 static unsigned int tb_hash(uint64_t pc)
@@ -379,10 +379,19 @@ static int build_steps(struct kgt *k)
 	for (i = 0; i < k->nr_ex; i++) {
 		const struct kexec *e = &k->ex[i];
 
-		if (e->cancelled)
-			continue;
 		if (m == k->nr_marks)
 			break;
+		if (e->cancelled) {
+			/*
+			 * QEMU left the loop before this block (an interrupt
+			 * or another exit request): inside the filter the
+			 * hardware would have sent FUP + TIP.PGD if it was an
+			 * interrupt; not modelled, counted.
+			 */
+			if (m && e->cpu == cpu && in_filter(k->o, e->tb->pc))
+				k->stopped_in_filter++;
+			continue;
+		}
 		if (cpu >= 0 && e->cpu != cpu) {
 			for (j = 0; j < e->tb->n; j++)
 				if (in_filter(k->o, e->tb->insn[j].ip))
@@ -590,9 +599,10 @@ int kgt_run(const struct kgt_opts *o)
 		err = build_steps(k);
 	if (!err)
 		err = write_gt(k);
-	fprintf(stderr, "ptsynth kgt: %llu log lines, %llu blocks translated, %zu block runs (%llu not started), %zu steps in the window, %llu in the filter, %llu filter exits, %llu rep iterations folded, %llu in-filter steps of other CPUs, %llu errors\n",
+	fprintf(stderr, "ptsynth kgt: %llu log lines, %llu blocks translated, %zu block runs (%llu not started, %llu of them in the filter between the marks), %zu steps in the window, %llu in the filter, %llu filter exits, %llu rep iterations folded, %llu in-filter steps of other CPUs, %llu errors\n",
 		(unsigned long long)k->lines, (unsigned long long)k->tbs,
-		k->nr_ex, (unsigned long long)k->cancelled, k->nr_st,
+		k->nr_ex, (unsigned long long)k->cancelled,
+		(unsigned long long)k->stopped_in_filter, k->nr_st,
 		(unsigned long long)k->in_filter, (unsigned long long)k->exits,
 		(unsigned long long)k->rep_folded,
 		(unsigned long long)k->other_cpu_in_filter,
