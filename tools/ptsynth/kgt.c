@@ -50,6 +50,7 @@ struct kexec {
 	int cpu;
 	int cpl;
 	bool cancelled;
+	bool irq;		/* cancelled, then an interrupt at its pc */
 };
 
 /* One executed instruction of the marks' CPU. */
@@ -57,6 +58,7 @@ struct kstep {
 	const struct kinsn *in;
 	uint64_t tsc;
 	int cpl;
+	bool irq_before;	/* an interrupt was taken just before it */
 };
 
 struct kgt {
@@ -75,6 +77,7 @@ struct kgt {
 	/* counters */
 	uint64_t lines, tbs, cancelled, unmatched_stop, other_cpu_in_filter;
 	uint64_t in_filter, exits, errors, rep_folded, stopped_in_filter;
+	uint64_t irqs, exc_in_filter;
 };
 
 static unsigned int tb_hash(uint64_t pc)
@@ -188,6 +191,7 @@ static int read_log(struct kgt *k)
 	char line[512];
 	struct kinsn cur[MAX_TB_INSNS];
 	int ncur = 0;
+	struct kexec *last_cancel = NULL;
 	bool in_block = false;
 	FILE *f = fopen(k->o->log, "r");
 
@@ -281,11 +285,32 @@ static int read_log(struct kgt *k)
 					e->cancelled = true;
 					k->cancelled++;
 					found = true;
+					last_cancel = e;
 					break;
 				}
 			}
 			if (!found)
 				k->unmatched_stop++;
+		} else if (strstr(line, ": v=") && strstr(line, " IP=")) {
+			/*
+			 * -d int: " N: v=VEC e=ERR i=SOFT cpl=CPL IP=CS:EIP"
+			 * A hardware interrupt (i=0, vector >= 32) at the pc
+			 * of the block run QEMU just stopped before: the
+			 * interrupt was taken there.
+			 */
+			unsigned int vec, ecode, soft, cpl, cs;
+			unsigned long long ip;
+			const char *v = strstr(line, ": v=");
+
+			if (sscanf(v, ": v=%x e=%x i=%u cpl=%u IP=%x:%llx", &vec,
+				   &ecode, &soft, &cpl, &cs, &ip) != 6)
+				continue;
+			if (vec < 32 && in_filter(k->o, ip))
+				k->exc_in_filter++;
+			if (last_cancel && !soft && vec >= 32 && cpl == 0 &&
+			    ip == last_cancel->tb->pc)
+				last_cancel->irq = true;
+			last_cancel = NULL;
 		}
 	}
 	fclose(f);
@@ -362,6 +387,7 @@ static int add_step(struct kgt *k, const struct kinsn *in, int cpl)
 	s->in = in;
 	s->cpl = cpl;
 	s->tsc = 0;
+	s->irq_before = false;
 	return 0;
 }
 
@@ -375,6 +401,7 @@ static int build_steps(struct kgt *k)
 {
 	size_t i, mark_idx[MAX_MARKS];
 	int j, m = 0, cpu = -1;
+	bool irq_next = false;
 
 	for (i = 0; i < k->nr_ex; i++) {
 		const struct kexec *e = &k->ex[i];
@@ -388,8 +415,13 @@ static int build_steps(struct kgt *k)
 			 * hardware would have sent FUP + TIP.PGD if it was an
 			 * interrupt; not modelled, counted.
 			 */
-			if (m && e->cpu == cpu && in_filter(k->o, e->tb->pc))
+			if (m && e->cpu == cpu && in_filter(k->o, e->tb->pc)) {
 				k->stopped_in_filter++;
+				if (e->irq) {
+					irq_next = true;
+					k->irqs++;
+				}
+			}
 			continue;
 		}
 		if (cpu >= 0 && e->cpu != cpu) {
@@ -411,6 +443,8 @@ static int build_steps(struct kgt *k)
 			}
 			if (add_step(k, in, e->cpl))
 				return -ENOMEM;
+			k->st[k->nr_st - 1].irq_before = irq_next;
+			irq_next = false;
 		}
 	}
 	if (m != k->nr_marks) {
@@ -532,6 +566,7 @@ static int write_gt(struct kgt *k)
 		struct gt_kexit ke;
 		uint64_t target;
 		size_t n;
+		bool irq;
 
 		if (x->cpl != 0 || !in_filter(k->o, x->in->ip))
 			continue;
@@ -542,10 +577,27 @@ static int write_gt(struct kgt *k)
 			return -EINVAL;
 		}
 		/* a rep string instruction: QEMU runs each iteration as a block */
+		irq = x->irq_before;
 		n = i + 1;
 		while (ci.rep_string && n < k->nr_st && k->st[n].in->ip == x->in->ip) {
+			/* interrupted between iterations: as if before it */
+			irq |= k->st[n].irq_before;
 			n++;
 			k->rep_folded++;
+		}
+		if (irq) {
+			struct gt_kirq kq;
+
+			memset(&kq, 0, sizeof(kq));
+			kq.h.type = GT_KIRQ;
+			kq.h.size = sizeof(kq);
+			kq.h.pid = k->pid;
+			kq.h.tid = k->tid;
+			kq.h.tsc = x->tsc;
+			kq.ip = x->in->ip;
+			err = gt_write(&w, &kq.h, NULL, 0);
+			if (err)
+				break;
 		}
 		if (n >= k->nr_st) {
 			fprintf(stderr, "ptsynth kgt: the last mark is inside the filter\n");
@@ -599,13 +651,14 @@ int kgt_run(const struct kgt_opts *o)
 		err = build_steps(k);
 	if (!err)
 		err = write_gt(k);
-	fprintf(stderr, "ptsynth kgt: %llu log lines, %llu blocks translated, %zu block runs (%llu not started, %llu of them in the filter between the marks), %zu steps in the window, %llu in the filter, %llu filter exits, %llu rep iterations folded, %llu in-filter steps of other CPUs, %llu errors\n",
+	fprintf(stderr, "ptsynth kgt: %llu log lines, %llu blocks translated, %zu block runs (%llu not started, %llu of them in the filter between the marks), %zu steps in the window, %llu in the filter, %llu filter exits, %llu rep iterations folded, %llu in-filter steps of other CPUs, %llu interrupts in the filter, %llu exceptions in the filter, %llu errors\n",
 		(unsigned long long)k->lines, (unsigned long long)k->tbs,
 		k->nr_ex, (unsigned long long)k->cancelled,
 		(unsigned long long)k->stopped_in_filter, k->nr_st,
 		(unsigned long long)k->in_filter, (unsigned long long)k->exits,
 		(unsigned long long)k->rep_folded,
 		(unsigned long long)k->other_cpu_in_filter,
+		(unsigned long long)k->irqs, (unsigned long long)k->exc_in_filter,
 		(unsigned long long)k->errors);
 	if (!err && k->errors)
 		err = -EINVAL;

@@ -17,6 +17,11 @@
  * (TIP.PGE).
  */
 #define GT_KEXIT	0x100
+/*
+ * A hardware interrupt was taken inside the filter before the next
+ * instruction (at @ip) ran: FUP(ip) + TIP.PGD, then TIP.PGE at @ip.
+ */
+#define GT_KIRQ		0x101
 
 /* GT_INSN flag: a kernel (CPL 0) instruction */
 #define GT_INSN_KERNEL	1
@@ -24,6 +29,11 @@
 struct gt_kexit {
 	struct gt_rec h;
 	uint64_t target;
+};
+
+struct gt_kirq {
+	struct gt_rec h;
+	uint64_t ip;
 };
 
 #define KGT_MAX_RANGES	16

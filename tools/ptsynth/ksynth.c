@@ -68,7 +68,7 @@ struct kstate {
 	uint64_t ip;
 	struct insn_info info;
 	/* counts */
-	uint64_t insns, pge, pgd, psb, tnt_bits, tips;
+	uint64_t insns, pge, pgd, psb, tnt_bits, tips, irqs;
 };
 
 static void kemit(struct kstate *s, struct pt_packet *p)
@@ -119,6 +119,18 @@ static void kip(struct kstate *s, enum pt_packet_type type, uint64_t ip)
 	p.payload.ip.ip = ip;
 	kemit(s, &p);
 	s->last_ip = ip;
+}
+
+/* TIP.PGD with the IP suppressed (after a FUP: an asynchronous disable) */
+static void kpgd_suppressed(struct kstate *s)
+{
+	struct pt_packet p;
+
+	ktnt_flush(s);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tip_pgd;
+	p.payload.ip.ipc = pt_ipc_suppressed;
+	kemit(s, &p);
 }
 
 static void ksimple(struct kstate *s, enum pt_packet_type type)
@@ -243,6 +255,15 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 				kpsb(s, 0);
 			}
 			err = kinsn(s, (const struct gt_insn *)r);
+		} else if (r->type == GT_KIRQ && s->enabled) {
+			/* an interrupt: FUP of where it resumes, TIP.PGD */
+			uint64_t ip = ((const struct gt_kirq *)r)->ip;
+
+			kresolve(s, ip);
+			kip(s, ppt_fup, ip);
+			kpgd_suppressed(s);
+			s->enabled = false;
+			s->irqs++;
 		} else if (r->type == GT_KEXIT) {
 			if (!s->pending) {
 				fprintf(stderr, "ptsynth ksynth: exit record without an instruction\n");
@@ -256,7 +277,7 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 		/* ends inside the filter: an asynchronous disable */
 		s->pending = false;
 		kip(s, ppt_fup, s->ip);
-		kip(s, ppt_tip_pgd, 0);
+		kpgd_suppressed(s);
 	}
 	ktnt_flush(s);
 	pktenc_free(s->pe);
@@ -502,11 +523,11 @@ int ksynth_run(const struct ksynth_opts *o)
 	}
 	if (!err)
 		err = write_perf(o, &gt, &s);
-	fprintf(stderr, "ptsynth ksynth: %llu insns, %zu bytes of PT: %llu TIP.PGE, %llu TIP.PGD, %llu PSB, %llu TNT bits, %llu TIP\n",
+	fprintf(stderr, "ptsynth ksynth: %llu insns, %zu bytes of PT: %llu TIP.PGE, %llu TIP.PGD, %llu PSB, %llu TNT bits, %llu TIP, %llu FUP+TIP.PGD for interrupts\n",
 		(unsigned long long)s.insns, s.buf.len,
 		(unsigned long long)s.pge, (unsigned long long)s.pgd,
 		(unsigned long long)s.psb, (unsigned long long)s.tnt_bits,
-		(unsigned long long)s.tips);
+		(unsigned long long)s.tips, (unsigned long long)s.irqs);
 	free(s.buf.data);
 	gt_free(&gt);
 	return err;

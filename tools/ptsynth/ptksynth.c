@@ -118,6 +118,10 @@ static int kdump(const char *gtp)
 			for (j = 0; j < in->len; j++)
 				printf(" %02x", in->bytes[j]);
 			printf("\n");
+		} else if (r->type == GT_KIRQ) {
+			printf("irq %u %llu %#llx\n", r->tid,
+			       (unsigned long long)r->tsc,
+			       (unsigned long long)((const struct gt_kirq *)r)->ip);
 		} else if (r->type == GT_KEXIT) {
 			printf("exit %u %llu %#llx\n", r->tid,
 			       (unsigned long long)r->tsc,
