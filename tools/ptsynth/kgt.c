@@ -242,7 +242,9 @@ static int read_log(struct kgt *k)
 			struct ktb *tb = calloc(1, sizeof(*tb));
 			unsigned int h;
 
-			if (!tb || !(tb->insn = malloc(ncur * sizeof(*cur)))) {
+			if (tb)
+				tb->insn = malloc(ncur * sizeof(*cur));
+			if (!tb || !tb->insn) {
 				fclose(f);
 				return -ENOMEM;
 			}

@@ -6,6 +6,7 @@
 #ifndef PTSYNTH_KGT_H
 #define PTSYNTH_KGT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gt.h"
@@ -68,5 +69,6 @@ struct ksynth_opts {
 };
 
 int ksynth_run(const struct ksynth_opts *o);
+uint8_t *kgt_read_file(const char *path, size_t *size);
 
 #endif

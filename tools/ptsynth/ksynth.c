@@ -296,15 +296,18 @@ struct fheader {
 	uint64_t adds_features[4];
 };
 
-static uint8_t *read_file(const char *path, size_t *size)
+/* The whole file @path in a malloc'd buffer, its size in *@size. */
+uint8_t *kgt_read_file(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf = NULL;
-	long n;
+	long n = -1;
 
 	if (!f)
 		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+	if (!fseek(f, 0, SEEK_END))
+		n = ftell(f);
+	if (n > 0 && !fseek(f, 0, SEEK_SET)) {
 		buf = malloc(n);
 		if (buf && fread(buf, n, 1, f) != 1) {
 			free(buf);
@@ -332,7 +335,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 {
 	struct fheader gh, h;
 	size_t gsize, nattr, i, asz, ids_total = 0;
-	uint8_t *g = read_file(o->sideband, &gsize), *attrs = NULL;
+	uint8_t *g = kgt_read_file(o->sideband, &gsize), *attrs = NULL;
 	uint64_t *ids = NULL, pt_id = 0, sample_type, data_size;
 	/* priv[0..FILTER_STR_LEN], the filter string, cap_event_trace */
 	uint64_t info[2 + KPT_PRIV_MAX + 128 + 1];

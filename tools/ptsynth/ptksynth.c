@@ -53,21 +53,17 @@ static const uint8_t *elf_at(const uint8_t *f, size_t n, uint64_t va,
 static int vmdiff(const char *gtp, const char *vmlinux)
 {
 	struct gt_trace gt;
-	uint8_t *f = NULL;
 	size_t n = 0, i, diff = 0, checked = 0;
-	FILE *fp = fopen(vmlinux, "rb");
-	long sz;
+	uint8_t *f = kgt_read_file(vmlinux, &n);
 
-	if (!fp || fseek(fp, 0, SEEK_END) || (sz = ftell(fp)) <= 0 ||
-	    fseek(fp, 0, SEEK_SET) || !(f = malloc(sz)) ||
-	    fread(f, sz, 1, fp) != 1) {
+	if (!f) {
 		fprintf(stderr, "ptksynth: cannot read %s\n", vmlinux);
 		return -1;
 	}
-	fclose(fp);
-	n = sz;
-	if (gt_load(&gt, gtp))
+	if (gt_load(&gt, gtp)) {
+		free(f);
 		return -1;
+	}
 	for (i = 0; i < gt.nr_recs; i++) {
 		const struct gt_insn *in = (const void *)gt.recs[i];
 		const uint8_t *b;
