@@ -3,7 +3,7 @@
 # flowjit: the two commands are `make demo` and `make check`; both set up
 # what they need (Debian packages included) and skip what is built.
 
-.PHONY: all setup tree kernel guest check demo bench clean
+.PHONY: all setup tree kernel guest check demo bench clean kscenario
 
 all: guest
 
@@ -21,6 +21,11 @@ guest: kernel
 
 check: setup
 	@scripts/check
+
+# the kernel static-key decode scenario (tools/ptsynth/README.rst); needs
+# the guest with perf (scripts/perf-build, scripts/guest-image)
+kscenario: guest
+	@scripts/kscenario
 
 demo: setup
 	@scripts/demo

@@ -1097,6 +1097,8 @@ static void pr_replay_usage(FILE *out)
 	      "  --progress, --no-progress\n"
 	      "                a progress bar on stderr (default: if a tty)\n"
 	      "  --no-vdso     do not use this machine's vdso for [vdso]\n"
+	      "  --vmlinux F   kernel code from the ELF file F (from time 0)\n"
+	      "  --no-text-poke  ignore TEXT_POKE records\n"
 	      "Exit status: 0 decoded without errors, 1 bad usage or input,\n"
 	      "2 decoded with decode errors.\n", out);
 }
@@ -1157,6 +1159,12 @@ int pr_replay_main(int argc, char *const *argv)
 			opts.progress = 0;
 		} else if (!strcmp(a, "--no-vdso")) {
 			opts.no_vdso = 1;
+		} else if (!strcmp(a, "--vmlinux")) {
+			if (++i >= argc)
+				goto missing;
+			opts.vmlinux = argv[i];
+		} else if (!strcmp(a, "--no-text-poke")) {
+			opts.no_text_poke = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			pr_replay_usage(stdout);
 			return 0;

@@ -531,6 +531,34 @@ static void pr_replay_ksymbol(struct pr_replay *rp,
 	}
 }
 
+/* The PT_LOAD segments of the kernel ELF @path as kernel (space 0) code
+ * from time 0: text as built; alternatives, paravirt and jump label
+ * patching done at boot are not in it (TEXT_POKE records and flowjit
+ * images cover what changes while recording).
+ * Returns 0 or -1 with rp->error set.
+ */
+static int pr_replay_vmlinux(struct pr_replay *rp, const char *path)
+{
+	struct pr_elf *elf = pr_elf_open(path);
+	size_t i, added = 0;
+
+	if (!elf)
+		return pr_replay_fail(rp, "%s: not a readable ELF file", path);
+	for (i = 0; i < elf->nload; i++) {
+		const struct pr_elf_load *l = &elf->load[i];
+
+		if (l->vaddr < (1ULL << 63) || !l->filesz)
+			continue;
+		if (pr_store_add_file(&rp->store, 0, l->vaddr, l->filesz,
+				      l->offset, path, 0, NULL, 0))
+			added++;
+	}
+	pr_elf_free(elf);
+	if (!added)
+		return pr_replay_fail(rp, "%s: no kernel segments", path);
+	return 0;
+}
+
 static void pr_replay_text_poke(struct pr_replay *rp,
 				const struct pr_perf_rec *rec)
 {
@@ -683,7 +711,8 @@ static int pr_replay_record(struct pr_replay *rp,
 		return 0;
 
 	case PR_REC_TEXT_POKE:
-		pr_replay_text_poke(rp, rec);
+		if (!rp->opts.no_text_poke)
+			pr_replay_text_poke(rp, rec);
 		return 0;
 
 	case PR_REC_FLOWJIT:
@@ -710,6 +739,8 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 		status = pr_perf_open(&rp->perf, rp->opts.input);
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
+	if (rp->opts.vmlinux && pr_replay_vmlinux(rp, rp->opts.vmlinux) < 0)
+		return -1;
 
 	while ((status = pr_perf_next(&rp->perf, &rec)) > 0) {
 		if (pr_replay_record(rp, &rec) < 0)

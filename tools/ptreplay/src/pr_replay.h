@@ -39,6 +39,8 @@ struct pr_replay_opts {
 	int progress;		/* -1: if stderr is a terminal */
 	int no_files;		/* do not open files named in the trace */
 	int no_vdso;
+	const char *vmlinux;	/* kernel text (ELF) from time 0 */
+	int no_text_poke;	/* ignore TEXT_POKE records */
 };
 
 /* An AUX queue. */
