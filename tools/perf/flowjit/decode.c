@@ -130,16 +130,74 @@ static bool flowjit_pt__asid(struct flowjit_pt *fp, u32 pid, bool kernel, u64 ti
 	return flowjit_store__pid_asid(fp->store, pid, time, asid);
 }
 
+/*
+ * User JIT code: a map of its own named jit:<pid>:<addr>, for symbols.
+ * Made when the record is delivered, and again when the decoder walks
+ * the code if an mmap record replaced it or the decoder got there first.
+ */
+static int flowjit_pt__name_user_code(struct flowjit_pt *fp, const struct flowjit_rev *rev,
+				      u32 pid)
+{
+	struct addr_location al;
+	struct machine *machine = &fp->session->machines.host;
+	struct thread *thread;
+	struct symbol *sym;
+	struct dso *dso;
+	struct map *map;
+	char name[64];
+	int err = -ENOMEM;
+
+	thread = machine__find_thread(machine, pid, pid);
+	if (!thread)
+		return 0;
+	snprintf(name, sizeof(name), "jit:%u:%#llx", pid, (unsigned long long)rev->start);
+	/* named already (the name is the same for every revision there) */
+	if (thread__find_map(thread, PERF_RECORD_MISC_USER, rev->start, &al) &&
+	    al.map->start == rev->start && al.map->end == rev->end && al.map->dso &&
+	    !strcmp(al.map->dso->long_name, name)) {
+		err = 0;
+		goto out;
+	}
+	dso = dso__new(name);
+	if (!dso)
+		goto out;
+	map = map__new2(rev->start, dso);
+	if (!map)
+		goto out_dso;
+	map->end = rev->end;
+	sym = symbol__new(map->map_ip(map, rev->start), rev->end - rev->start, 0, 0, name);
+	if (!sym)
+		goto out_map;
+	dso__insert_symbol(dso, sym);
+	dso__set_loaded(dso);
+	err = thread__insert_map(thread, map);
+out_map:
+	map__put(map);
+out_dso:
+	dso__put(dso);
+out:
+	thread__put(thread);
+	return err;
+}
+
 int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool late,
 		     struct intel_pt_insn *insn, u64 *insn_cnt, u64 *ip, u64 to_ip,
 		     u64 max_insn_cnt)
 {
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
+	const struct flowjit_rev *rev;
 	size_t len;
 	u64 asid;
 
 	if (!fp || !flowjit_pt__asid(fp, pid, kernel, time, &asid))
 		return FLOWJIT_WALK_NONE;
+	if (!kernel) {
+		rev = flowjit_store__find(fp->store, asid, *ip, time);
+		if (!rev && late)
+			rev = flowjit_store__find_late(fp->store, asid, *ip, time);
+		if (rev && rev->kind == FLOWJIT_KIND_USER_JIT)
+			flowjit_pt__name_user_code(fp, rev, pid);
+	}
 	while (1) {
 		len = flowjit_store__read(fp->store, asid, *ip, time, late, buf, sizeof(buf));
 		if (!len)
@@ -165,43 +223,6 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 			return 0;
 		}
 	}
-}
-
-/* user JIT code: a map of its own named jit:<pid>:<addr>, for symbols */
-static int flowjit_pt__name_user_code(struct flowjit_pt *fp, const struct flowjit_rev *rev)
-{
-	struct machine *machine = &fp->session->machines.host;
-	struct thread *thread;
-	struct symbol *sym;
-	struct dso *dso;
-	struct map *map;
-	char name[64];
-	int err = -ENOMEM;
-
-	thread = machine__find_thread(machine, rev->pid, rev->pid);
-	if (!thread)
-		return 0;
-	snprintf(name, sizeof(name), "jit:%u:%#llx", rev->pid, (unsigned long long)rev->start);
-	dso = dso__new(name);
-	if (!dso)
-		goto out;
-	map = map__new2(rev->start, dso);
-	if (!map)
-		goto out_dso;
-	map->end = rev->end;
-	sym = symbol__new(map->map_ip(map, rev->start), rev->end - rev->start, 0, 0, name);
-	if (!sym)
-		goto out_map;
-	dso__insert_symbol(dso, sym);
-	dso__set_loaded(dso);
-	err = thread__insert_map(thread, map);
-out_map:
-	map__put(map);
-out_dso:
-	dso__put(dso);
-out:
-	thread__put(thread);
-	return err;
 }
 
 int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
@@ -231,6 +252,6 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 	*start = rev->start;
 	*end = rev->end;
 	if (rev->asid != FLOWJIT_ASID_KERNEL && rev->kind == FLOWJIT_KIND_USER_JIT)
-		return flowjit_pt__name_user_code(fp, rev);
+		return flowjit_pt__name_user_code(fp, rev, rev->pid);
 	return 0;
 }
