@@ -235,8 +235,8 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 	*start = *end = 0;
 	if (!fp->preloaded) {
 		err = flowjit_store__add_event(fp->store, event, sample->time, &rev);
-		if (err)
-			return err;
+		if (err)	/* out of memory: decode on without this image */
+			pr_debug("flowjit: record dropped: %d\n", err);
 	} else if (!flowjit__parse(event, &chunk, NULL) &&
 		   chunk.rec->op == FLOWJIT_OP_IMAGE &&
 		   chunk.rec->chunk_off + chunk.rec->chunk_len == chunk.rec->len) {
@@ -252,6 +252,6 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 	*start = rev->start;
 	*end = rev->end;
 	if (rev->asid != FLOWJIT_ASID_KERNEL && rev->kind == FLOWJIT_KIND_USER_JIT)
-		return flowjit_pt__name_user_code(fp, rev, rev->pid);
+		flowjit_pt__name_user_code(fp, rev, rev->pid);	/* names are best effort */
 	return 0;
 }

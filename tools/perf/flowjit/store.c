@@ -201,6 +201,12 @@ int flowjit_store__add_chunk(struct flowjit_store *st, const struct flowjit_chun
 	if (chunk->rec->op == FLOWJIT_OP_RETIRE)
 		return flowjit_store__add_retire(st, chunk->rec, time);
 
+	if (chunk->rec->len > FLOWJIT_STORE_MAX_LEN) {
+		pr_debug("flowjit: image of %llu bytes dropped\n",
+			 (unsigned long long)chunk->rec->len);
+		st->stats.bad_records++;
+		return 0;
+	}
 	err = flowjit_reasm__add(&st->ra, chunk, &img);
 	if (err == -EBADMSG) {
 		st->stats.chunk_errors++;

@@ -71,6 +71,9 @@ struct flowjit_store {
 	struct flowjit_store_stats	stats;
 };
 
+/* larger images are refused as bad records, not allocated */
+#define FLOWJIT_STORE_MAX_LEN	(64ULL << 20)
+
 struct flowjit_store *flowjit_store__new(void);
 void flowjit_store__delete(struct flowjit_store *st);
 

@@ -470,7 +470,12 @@ static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
 	rec = (void *)(&event->header + 1);
 	rec->version = FLOWJIT_RECORD_VERSION + 1;
 	flowjit_store__add_event(st, event, 30, NULL);
-	TEST_ASSERT_VAL("bad record counted", st->stats.bad_records == 1);
+	/* an image claiming 1 TiB: refused, never allocated */
+	event = fjt_record(buf, obj, sizeof(obj), 0, 16, 0);
+	rec = (void *)(&event->header + 1);
+	rec->len = 1ULL << 40;
+	TEST_ASSERT_VAL("huge image", !flowjit_store__add_event(st, event, 30, &added) && !added);
+	TEST_ASSERT_VAL("bad records counted", st->stats.bad_records == 2);
 	TEST_ASSERT_VAL("unknown version counted", st->stats.unknown_version == 1);
 	TEST_ASSERT_VAL("still nothing", !flowjit_store__read(st, 0, 0xffffffffa0001000ULL, 40,
 							      true, out, 16));
@@ -485,7 +490,7 @@ static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
 			flowjit_store__read(st, 0, 0xffffffffa0001000ULL + FLOWJIT_CHUNK_MAX - 8,
 					    50, false, out, 16) == 16 &&
 			!memcmp(out, obj + FLOWJIT_CHUNK_MAX - 8, 16));
-	TEST_ASSERT_VAL("records counted", st->stats.records == 2 + 3 + 2 + 3);
+	TEST_ASSERT_VAL("records counted", st->stats.records == 2 + 3 + 3 + 3);
 	flowjit_store__delete(st);
 	return TEST_OK;
 }
