@@ -34,6 +34,7 @@
 #include "util/dso.h"
 #include "util/event.h"
 #include "util/evlist.h"
+#include "util/evsel.h"
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/session.h"
@@ -72,8 +73,14 @@ static int flowjit_pt__peek(struct perf_session *session, union perf_event *even
 struct flowjit_pt *flowjit_pt__new(struct perf_session *session)
 {
 	struct flowjit_pt *fp;
-	bool on = true;
+	struct evsel *evsel;
+	bool on = true, recorded = false;
 
+	/* not recorded with --flowjit: decode exactly as without flowjit */
+	evlist__for_each_entry(session->evlist, evsel)
+		recorded |= evsel->core.attr.flowjit;
+	if (!recorded)
+		return NULL;
 	perf_config(flowjit_pt__config, &on);
 	if (!on) {
 		pr_debug("flowjit: intel-pt.flowjit is off: not using flowjit images\n");
