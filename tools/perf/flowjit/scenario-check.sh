@@ -7,22 +7,24 @@
 # ground truth says ran, with the flowjit records, and fails without
 # them (records stripped, and with intel-pt.flowjit = false).
 #
-#   scenario-check.sh [-p PERF] [-s PTSYNTH] DIR...
+#   scenario-check.sh [-p PERF] [-s PTSYNTH] [-o WORK] DIR...
 #
 # DIR holds perf.data (intel_pt + side-band with flowjit records) and
 # the ground truth gt (or perf.data.gt, tools/ptsynth/gt.h); optionally
 # perf-noflowjit.data (the same without flowjit records; made with
 # perf inject --strip-flowjit otherwise) and jit.log (the revision log of
 # samples/ebpf-jit: its code ranges are the JIT code to find symbols
-# for). A missing DIR or file is a "not ok" with the reason.
+# for). A missing DIR or file is a "not ok" with the reason. Outputs go
+# to WORK/NAME (default DIR/perf-check).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-perf=${PERF:-perf} ptsynth=${PTSYNTH:-ptsynth}
-while getopts "p:s:" o; do
+perf=${PERF:-perf} ptsynth=${PTSYNTH:-ptsynth} work=
+while getopts "p:s:o:" o; do
 	case $o in
 	p) perf=$OPTARG ;;
 	s) ptsynth=$OPTARG ;;
-	*) echo "usage: scenario-check.sh [-p PERF] [-s PTSYNTH] DIR..." >&2; exit 2 ;;
+	o) work=$OPTARG ;;
+	*) echo "usage: scenario-check.sh [-p PERF] [-s PTSYNTH] [-o WORK] DIR..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -59,7 +61,8 @@ for d in "$@"; do
 		not_ok "$n: corpus present ($d has no perf.data and ground truth)"
 		continue
 	fi
-	w=$d/perf-check
+	w=${work:+$work/$n}
+	w=${w:-$d/perf-check}
 	mkdir -p "$w" || { not_ok "$n: cannot write $w"; continue; }
 	total=$("$ptsynth" dump -g "$gt" --insns 2> /dev/null | grep -c .)
 
@@ -103,9 +106,17 @@ for d in "$@"; do
 	fi
 
 	# 4. symbols: every instruction in the JIT's code is in a jit: symbol
-	[[ -s $d/jit.log ]] || continue
 	PERF_CONFIG=/dev/null "$perf" script -i "$d/perf.data" --itrace=i0ns -F ip,sym \
 		> "$w/sym.txt" 2> /dev/null
+	if [[ ! -s $d/jit.log ]]; then
+		named=$(grep -c ' jit:[0-9]*:0x' "$w/sym.txt")
+		if ((named > 0)); then
+			ok "$n: $named instructions have a jit:<pid>:<addr> symbol (no jit.log)"
+		else
+			not_ok "$n: instructions have a jit:<pid>:<addr> symbol (none; no jit.log)"
+		fi
+		continue
+	fi
 	read -r injit named < <(awk '
 	function num(h,   i, v) {
 		h = tolower(h); sub(/^0x/, "", h); v = 0
