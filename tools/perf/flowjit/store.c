@@ -84,7 +84,12 @@ static bool flowjit__later(u64 t1, u64 s1, u64 t2, u64 s2)
 	return t1 > t2 || (t1 == t2 && s1 > s2);
 }
 
-static int flowjit_store__note_pid(struct flowjit_store *st, u32 pid, u64 asid, u64 time)
+/*
+ * Note that @pid used @asid at @time: from an image, or with @end set,
+ * from the retire record of the whole address space (exit, exec).
+ */
+static int flowjit_store__note_pid(struct flowjit_store *st, u32 pid, u64 asid, u64 time,
+				   bool end)
 {
 	struct flowjit_pid_asid *p;
 	size_t i;
@@ -95,10 +100,16 @@ static int flowjit_store__note_pid(struct flowjit_store *st, u32 pid, u64 asid, 
 		p = &st->pids[i];
 		if (p->pid != pid || p->asid != asid)
 			continue;
-		if (time < p->time)
+		if (end) {
+			if (!p->end || time < p->end)
+				p->end = time;
+		} else if (time < p->time) {
 			p->time = time;	/* records came out of time order */
+		}
 		return 0;
 	}
+	if (end)
+		return 0;	/* an address space without images */
 	if (flowjit_store__grow((void **)&st->pids, &st->max_pids, st->nr_pids,
 				sizeof(*st->pids)))
 		return -ENOMEM;
@@ -118,7 +129,9 @@ bool flowjit_store__pid_asid(struct flowjit_store *st, u32 pid, u64 time, u64 *a
 
 		if (p->pid != pid)
 			continue;
-		if (p->time <= time && (!best || p->time >= best->time))
+		/* not an address space that ended at or before @time */
+		if (p->time <= time && (!p->end || p->end > time) &&
+		    (!best || p->time >= best->time))
 			best = p;
 		if (p->time > time && (!first || p->time < first->time))
 			first = p;
@@ -145,7 +158,13 @@ static int flowjit_store__add_retire(struct flowjit_store *st,
 		.seq	= st->seq++,
 	};
 	st->stats.retires++;
-	return flowjit_store__note_pid(st, rec->pid, rec->asid, time);
+	/*
+	 * The retire record of a whole address space: addr 0, len
+	 * TASK_SIZE_MAX (at least x86-64's 0x7ffffffff000 of 4-level paging).
+	 */
+	if (!rec->addr && rec->len >= 0x7ffffffff000ULL)
+		return flowjit_store__note_pid(st, rec->pid, rec->asid, time, true);
+	return 0;
 }
 
 static int flowjit_store__add_image(struct flowjit_store *st, struct flowjit_image *img,
@@ -186,7 +205,7 @@ static int flowjit_store__add_image(struct flowjit_store *st, struct flowjit_ima
 	st->stats.images++;
 	if (added)
 		*added = rev;
-	return flowjit_store__note_pid(st, rec->pid, rec->asid, time);
+	return flowjit_store__note_pid(st, rec->pid, rec->asid, time, false);
 }
 
 int flowjit_store__add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,

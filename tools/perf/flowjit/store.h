@@ -39,11 +39,12 @@ struct flowjit_retire {
 	u64		seq;
 };
 
-/* which address space pid used from time on */
+/* which address space pid used from time on (until end, if not 0) */
 struct flowjit_pid_asid {
 	u32		pid;
 	u64		asid;
 	u64		time;
+	u64		end;
 };
 
 struct flowjit_store_stats {
@@ -95,8 +96,9 @@ int flowjit_store__add_chunk(struct flowjit_store *st, const struct flowjit_chun
 
 /*
  * The address space of process @pid at @time: the asid of its newest
- * user image or retire record at or before @time, else of its first one
- * after @time. Returns false if the records never named @pid.
+ * user image at or before @time whose address space had not ended
+ * (exit, exec) by @time, else of its first image after @time. Returns
+ * false if no image named @pid.
  */
 bool flowjit_store__pid_asid(struct flowjit_store *st, u32 pid, u64 time, u64 *asid);
 

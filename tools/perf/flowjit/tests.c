@@ -425,9 +425,11 @@ static int test__flowjit_store_reuse(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("address space retired", !flowjit_store__find(st, 5, FJT_UJIT, 400));
 	TEST_ASSERT_VAL("kernel untouched", flowjit_store__find(st, 0, FJT_KBPF, 400));
 	TEST_ASSERT_VAL("asid before exec",
-			flowjit_store__pid_asid(st, 77, 450, &asid) && asid == 5);
+			flowjit_store__pid_asid(st, 77, 350, &asid) && asid == 5);
 	TEST_ASSERT_VAL("asid after exec",
 			flowjit_store__pid_asid(st, 77, 500, &asid) && asid == 9);
+	TEST_ASSERT_VAL("asid between exec and the next image",
+			flowjit_store__pid_asid(st, 77, 420, &asid) && asid == 9);
 	TEST_ASSERT_VAL("asid before any", flowjit_store__pid_asid(st, 77, 10, &asid) && asid == 5);
 	TEST_ASSERT_VAL("new space", flowjit_store__find(st, 9, FJT_UJIT, 600));
 	flowjit_store__delete(st);
