@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 
 #include "flowjit.h"
+#include "store.h"
 #include "tests/tests.h"
 #include "util/debug.h"
 #include "util/event.h"
@@ -249,6 +250,253 @@ static int test__flowjit_reasm(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+/* one whole-object record of kind @kind and op @op with @bytes */
+static union perf_event *fjt_obj(void *buf, u8 kind, u8 op, u64 asid, u32 pid, u64 addr,
+				 u64 len, u32 revision, const u8 *bytes)
+{
+	union perf_event *event = buf;
+	struct flowjit_record *rec = (void *)(&event->header + 1);
+	u32 n = op == FLOWJIT_OP_IMAGE ? len : 0;
+
+	memset(buf, 0, FJT_BUF);
+	*rec = (struct flowjit_record) {
+		.version = FLOWJIT_RECORD_VERSION,
+		.kind = kind,
+		.op = op,
+		.asid = asid,
+		.pid = pid,
+		.tid = pid,
+		.addr = addr,
+		.len = len,
+		.revision = revision,
+		.csum = n ? flowjit__csum(bytes, n) : 0,
+		.chunk_len = n,
+	};
+	if (n)
+		memcpy(rec + 1, bytes, n);
+	event->header.type = PERF_RECORD_FLOWJIT;
+	event->header.size = sizeof(event->header) + sizeof(*rec) + PERF_ALIGN(n, sizeof(u64));
+	return event;
+}
+
+#define FJT_UJIT	0x7f0000001000ULL
+#define FJT_KBPF	0xffffffffa0002000ULL
+
+static int fjt_add(struct flowjit_store *st, void *buf, u8 kind, u8 op, u64 asid, u32 pid,
+		   u64 addr, u64 len, u32 rev, const u8 *bytes, u64 time)
+{
+	return flowjit_store__add_event(st, fjt_obj(buf, kind, op, asid, pid, addr, len, rev,
+						    bytes), time, NULL);
+}
+
+/* two revisions of a user JIT page, added in @reverse time order or not */
+static int fjt_store_versions(bool reverse)
+{
+	static u8 buf[FJT_BUF], v1[64], v2[64];
+	struct flowjit_store *st = flowjit_store__new();
+	const struct flowjit_rev *r;
+	u8 out[64];
+	u64 asid;
+	int i;
+
+	TEST_ASSERT_VAL("store", st);
+	memset(v1, 0x90, sizeof(v1));
+	memset(v2, 0xcc, sizeof(v2));
+	for (i = 0; i < 2; i++) {
+		bool second = reverse ? !i : i;
+
+		fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, FJT_UJIT, 64,
+			second ? 9 : 3, second ? v2 : v1, second ? 200 : 100);
+	}
+	TEST_ASSERT_VAL("two images", st->stats.images == 2 && st->nr_revs == 2);
+	TEST_ASSERT_VAL("nothing before the first", !flowjit_store__find(st, 5, FJT_UJIT, 99));
+	r = flowjit_store__find(st, 5, FJT_UJIT + 63, 100);
+	TEST_ASSERT_VAL("first at its time", r && r->revision == 3);
+	r = flowjit_store__find(st, 5, FJT_UJIT, 199);
+	TEST_ASSERT_VAL("first until the second", r && r->revision == 3);
+	r = flowjit_store__find(st, 5, FJT_UJIT + 10, 200);
+	TEST_ASSERT_VAL("second from its time", r && r->revision == 9);
+	TEST_ASSERT_VAL("not past the end", !flowjit_store__find(st, 5, FJT_UJIT + 64, 300));
+	TEST_ASSERT_VAL("not before the start", !flowjit_store__find(st, 5, FJT_UJIT - 1, 300));
+	TEST_ASSERT_VAL("other asid", !flowjit_store__find(st, 6, FJT_UJIT, 300));
+	r = flowjit_store__find_late(st, 5, FJT_UJIT, 50);
+	TEST_ASSERT_VAL("late: the first made after", r && r->revision == 3);
+	r = flowjit_store__find_late(st, 5, FJT_UJIT, 150);
+	TEST_ASSERT_VAL("late: the next one", r && r->revision == 9);
+	TEST_ASSERT_VAL("late: none after the last",
+			!flowjit_store__find_late(st, 5, FJT_UJIT, 200));
+	TEST_ASSERT_VAL("read at t 150",
+			flowjit_store__read(st, 5, FJT_UJIT, 150, false, out, 64) == 64 &&
+			!memcmp(out, v1, 64));
+	TEST_ASSERT_VAL("read at t 250",
+			flowjit_store__read(st, 5, FJT_UJIT + 8, 250, false, out, 64) == 56 &&
+			!memcmp(out, v2, 56));
+	TEST_ASSERT_VAL("no read at t 50",
+			!flowjit_store__read(st, 5, FJT_UJIT, 50, false, out, 8));
+	TEST_ASSERT_VAL("late read at t 50",
+			flowjit_store__read(st, 5, FJT_UJIT, 50, true, out, 8) == 8 &&
+			!memcmp(out, v1, 8));
+	TEST_ASSERT_VAL("pid to asid", flowjit_store__pid_asid(st, 77, 150, &asid) && asid == 5);
+	TEST_ASSERT_VAL("unknown pid", !flowjit_store__pid_asid(st, 78, 150, &asid));
+	flowjit_store__delete(st);
+	return TEST_OK;
+}
+
+static int test__flowjit_store_versions(struct test_suite *t __maybe_unused,
+					int subtest __maybe_unused)
+{
+	int err = fjt_store_versions(false);
+
+	return err ? err : fjt_store_versions(true);
+}
+
+static int test__flowjit_store_overlap(struct test_suite *t __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], page[4096], patch[16], pg2[4096];
+	struct flowjit_store *st = flowjit_store__new();
+	u8 out[64], want[64];
+
+	TEST_ASSERT_VAL("store", st);
+	fjt_fill(page, sizeof(page));
+	memset(patch, 0xe9, sizeof(patch));
+	memset(pg2, 0x55, sizeof(pg2));
+	/* a page, then 16 bytes rewritten inside it, then the next page */
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, FJT_UJIT, 4096, 1,
+		page, 100);
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, FJT_UJIT + 100, 16, 2,
+		patch, 150);
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, FJT_UJIT + 4096, 4096, 3,
+		pg2, 300);
+
+	memcpy(want, page + 96, 64);
+	TEST_ASSERT_VAL("before the patch", flowjit_store__read(st, 5, FJT_UJIT + 96, 120, false,
+								out, 64) == 64 &&
+			!memcmp(out, want, 64));
+	memcpy(want + 4, patch, 16);
+	TEST_ASSERT_VAL("patch over the page", flowjit_store__read(st, 5, FJT_UJIT + 96, 200,
+								   false, out, 64) == 64 &&
+			!memcmp(out, want, 64));
+	/* across the page end: the second page is live only from 300 */
+	TEST_ASSERT_VAL("stops at the page end", flowjit_store__read(st, 5, FJT_UJIT + 4088, 200,
+								     false, out, 16) == 8);
+	TEST_ASSERT_VAL("late: the next page", flowjit_store__read(st, 5, FJT_UJIT + 4088, 200,
+								   true, out, 16) == 16 &&
+			!memcmp(out, page + 4088, 8) && !memcmp(out + 8, pg2, 8));
+	TEST_ASSERT_VAL("both pages", flowjit_store__read(st, 5, FJT_UJIT + 4088, 300, false,
+							  out, 16) == 16);
+	flowjit_store__delete(st);
+	return TEST_OK;
+}
+
+static int test__flowjit_store_reuse(struct test_suite *t __maybe_unused,
+				     int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], a[32], b[48], u[64];
+	struct flowjit_store *st = flowjit_store__new();
+	const struct flowjit_rev *r;
+	u64 asid;
+
+	TEST_ASSERT_VAL("store", st);
+	memset(a, 0x90, sizeof(a));
+	memset(b, 0xc3, sizeof(b));
+	memset(u, 0x90, sizeof(u));
+	/* eBPF program 1 at an address, unloaded, program 2 at the same one */
+	fjt_add(st, buf, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_IMAGE, 0, 0, FJT_KBPF, 32, 1, a, 100);
+	fjt_add(st, buf, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_RETIRE, 0, 0, FJT_KBPF, 32, 1, NULL,
+		200);
+	fjt_add(st, buf, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_IMAGE, 0, 0, FJT_KBPF, 48, 1, b, 300);
+	r = flowjit_store__find(st, 0, FJT_KBPF + 4, 150);
+	TEST_ASSERT_VAL("first program", r && r->end == FJT_KBPF + 32);
+	TEST_ASSERT_VAL("retired", !flowjit_store__find(st, 0, FJT_KBPF + 4, 200) &&
+			!flowjit_store__find(st, 0, FJT_KBPF + 4, 250));
+	r = flowjit_store__find_late(st, 0, FJT_KBPF + 4, 250);
+	TEST_ASSERT_VAL("late after the retire: second program", r && r->end == FJT_KBPF + 48);
+	r = flowjit_store__find(st, 0, FJT_KBPF + 40, 300);
+	TEST_ASSERT_VAL("second program", r && r->end == FJT_KBPF + 48);
+	TEST_ASSERT_VAL("retires counted", st->stats.retires == 1);
+
+	/* a user address space ends (exit: one retire of all of it), pid execs */
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, FJT_UJIT, 64, 1, u, 100);
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_RETIRE, 5, 77, 0, 0x7ffffffff000ULL, 0,
+		NULL, 400);
+	fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 9, 77, FJT_UJIT, 64, 1, u, 500);
+	TEST_ASSERT_VAL("user code live", flowjit_store__find(st, 5, FJT_UJIT, 399));
+	TEST_ASSERT_VAL("address space retired", !flowjit_store__find(st, 5, FJT_UJIT, 400));
+	TEST_ASSERT_VAL("kernel untouched", flowjit_store__find(st, 0, FJT_KBPF, 400));
+	TEST_ASSERT_VAL("asid before exec",
+			flowjit_store__pid_asid(st, 77, 350, &asid) && asid == 5);
+	TEST_ASSERT_VAL("asid after exec",
+			flowjit_store__pid_asid(st, 77, 500, &asid) && asid == 9);
+	TEST_ASSERT_VAL("asid between exec and the next image",
+			flowjit_store__pid_asid(st, 77, 420, &asid) && asid == 9);
+	TEST_ASSERT_VAL("asid before any", flowjit_store__pid_asid(st, 77, 10, &asid) && asid == 5);
+	TEST_ASSERT_VAL("new space", flowjit_store__find(st, 9, FJT_UJIT, 600));
+	flowjit_store__delete(st);
+	return TEST_OK;
+}
+
+static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	static u8 buf[FJT_BUF], obj[2 * FLOWJIT_CHUNK_MAX + 100];
+	struct flowjit_store *st = flowjit_store__new();
+	struct flowjit_record *rec;
+	union perf_event *event;
+	const struct flowjit_rev *added;
+	u8 out[16];
+	u32 off, n;
+
+	TEST_ASSERT_VAL("store", st);
+	fjt_fill(obj, sizeof(obj));
+	/* a gap: the second chunk is lost; the third does not make an image */
+	event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 8);
+	TEST_ASSERT_VAL("head", !flowjit_store__add_event(st, event, 10, &added) && !added);
+	event = fjt_record(buf, obj, sizeof(obj), 2 * FLOWJIT_CHUNK_MAX, 100, 8);
+	TEST_ASSERT_VAL("gap", !flowjit_store__add_event(st, event, 10, &added) && !added);
+	TEST_ASSERT_VAL("gap counted", st->stats.chunk_errors == 1 && !st->nr_revs);
+	/* a bad CRC-32C: dropped */
+	for (off = 0; off < sizeof(obj); off += n) {
+		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
+		event = fjt_record(buf, obj, sizeof(obj), off, n, 8);
+		rec = (void *)(&event->header + 1);
+		rec->csum ^= 1;
+		flowjit_store__add_event(st, event, 20, &added);
+	}
+	TEST_ASSERT_VAL("bad crc counted", st->stats.csum_errors == 1 && !st->nr_revs);
+	/* truncated and unknown version */
+	event = fjt_record(buf, obj, sizeof(obj), 0, 16, 0);
+	event->header.size = sizeof(event->header) + 8;
+	flowjit_store__add_event(st, event, 30, NULL);
+	event = fjt_record(buf, obj, sizeof(obj), 0, 16, 0);
+	rec = (void *)(&event->header + 1);
+	rec->version = FLOWJIT_RECORD_VERSION + 1;
+	flowjit_store__add_event(st, event, 30, NULL);
+	/* an image claiming 1 TiB: refused, never allocated */
+	event = fjt_record(buf, obj, sizeof(obj), 0, 16, 0);
+	rec = (void *)(&event->header + 1);
+	rec->len = 1ULL << 40;
+	TEST_ASSERT_VAL("huge image", !flowjit_store__add_event(st, event, 30, &added) && !added);
+	TEST_ASSERT_VAL("bad records counted", st->stats.bad_records == 2);
+	TEST_ASSERT_VAL("unknown version counted", st->stats.unknown_version == 1);
+	TEST_ASSERT_VAL("still nothing", !flowjit_store__read(st, 0, 0xffffffffa0001000ULL, 40,
+							      true, out, 16));
+	/* in order: one image, readable across its chunks */
+	for (off = 0; off < sizeof(obj); off += n) {
+		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
+		event = fjt_record(buf, obj, sizeof(obj), off, n, 8);
+		flowjit_store__add_event(st, event, 50, &added);
+	}
+	TEST_ASSERT_VAL("image added", added && st->nr_revs == 1 && st->stats.images == 1);
+	TEST_ASSERT_VAL("read across chunks",
+			flowjit_store__read(st, 0, 0xffffffffa0001000ULL + FLOWJIT_CHUNK_MAX - 8,
+					    50, false, out, 16) == 16 &&
+			!memcmp(out, obj + FLOWJIT_CHUNK_MAX - 8, 16));
+	TEST_ASSERT_VAL("records counted", st->stats.records == 2 + 3 + 3 + 3);
+	flowjit_store__delete(st);
+	return TEST_OK;
+}
+
 struct fjt_synth {
 	struct flowjit_reasm	ra;
 	int			records;
@@ -370,6 +618,10 @@ static struct test_case tests__flowjit[] = {
 	TEST_CASE("Chunk reassembly", flowjit_reasm),
 	TEST_CASE("Synthesize existing eBPF images", flowjit_synth_bpf),
 	TEST_CASE("No missing feature fallback for flowjit events", flowjit_no_fallback),
+	TEST_CASE("Image store: revisions by time", flowjit_store_versions),
+	TEST_CASE("Image store: overlapping revisions", flowjit_store_overlap),
+	TEST_CASE("Image store: retire and address reuse", flowjit_store_reuse),
+	TEST_CASE("Image store: dropped records counted", flowjit_store_errors),
 	{ .name = NULL, }
 };
 

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf's Intel PT decoder on a ptsynth scenario (a real PT packet stream
+# of a real run, with the real side-band of perf record --flowjit): TAP
+# lines saying whether perf script decodes exactly the instructions the
+# ground truth says ran, with the flowjit records, and fails without
+# them (records stripped, and with intel-pt.flowjit = false).
+#
+#   scenario-check.sh [-p PERF] [-s PTSYNTH] [-o WORK] DIR...
+#
+# DIR holds perf.data (intel_pt + side-band with flowjit records) and
+# the ground truth gt (or perf.data.gt, tools/ptsynth/gt.h); optionally
+# perf-noflowjit.data (the same without flowjit records; made with
+# perf inject --strip-flowjit otherwise) and jit.log (the revision log of
+# samples/ebpf-jit: its code ranges are the JIT code to find symbols
+# for). A missing DIR or file is a "not ok" with the reason. Outputs go
+# to WORK/NAME (default DIR/perf-check).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+perf=${PERF:-perf} ptsynth=${PTSYNTH:-ptsynth} work=
+while getopts "p:s:o:" o; do
+	case $o in
+	p) perf=$OPTARG ;;
+	s) ptsynth=$OPTARG ;;
+	o) work=$OPTARG ;;
+	*) echo "usage: scenario-check.sh [-p PERF] [-s PTSYNTH] [-o WORK] DIR..." >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+ok() { echo "ok - perf scenario $*"; }
+not_ok() { echo "not ok - perf scenario $*"; }
+
+# instructions, trace errors and cmpflow's verdict of one perf script run
+# @1 name @2 perf.data @3 output prefix, then env assignments for perf
+decode() {
+	local data=$2 out=$3
+	shift 3
+	env "$@" "$perf" script -i "$data" --itrace=i0nse -F tid,ip > "$out.flow" 2> "$out.err"
+	echo $? > "$out.rc"
+	grep -c 'instruction trace error' "$out.flow" > "$out.errors"
+	grep -vc 'error' "$out.flow" > "$out.insns"
+	"$ptsynth" cmpflow -g "$gt" "$out.flow" > "$out.cmp" 2>&1
+}
+
+# every thread's flow matches the ground truth
+matches() {
+	grep -q ': match$' "$1.cmp" && ! grep -v '^#' "$1.cmp" | grep -qv ': match$'
+}
+
+[[ $# -gt 0 ]] || { not_ok "corpus: no scenario directory given"; exit 0; }
+command -v "$perf" > /dev/null || { not_ok "tools: no perf ($perf)"; exit 0; }
+command -v "$ptsynth" > /dev/null || { not_ok "tools: no ptsynth ($ptsynth)"; exit 0; }
+
+for d in "$@"; do
+	n=$(basename "$d")
+	gt=$d/gt
+	[[ -s $gt ]] || gt=$d/perf.data.gt
+	if [[ ! -s $d/perf.data || ! -s $gt ]]; then
+		not_ok "$n: corpus present ($d has no perf.data and ground truth)"
+		continue
+	fi
+	w=${work:+$work/$n}
+	w=${w:-$d/perf-check}
+	mkdir -p "$w" || { not_ok "$n: cannot write $w"; continue; }
+	total=$("$ptsynth" dump -g "$gt" --insns 2> /dev/null | grep -c .)
+
+	# 1. with the flowjit records: the flow as executed, no error
+	decode "$n" "$d/perf.data" "$w/flowjit" PERF_CONFIG=/dev/null
+	insns=$(cat "$w/flowjit.insns") errs=$(cat "$w/flowjit.errors") rc=$(cat "$w/flowjit.rc")
+	what="perf script decodes all $total instructions as executed with flowjit images"
+	if [[ $rc == 0 && $errs == 0 ]] && matches "$w/flowjit"; then
+		ok "$n: $what, 0 errors"
+	else
+		sed 's/^/# /' "$w/flowjit.cmp" | head -n 6
+		grep -m 3 'error' "$w/flowjit.flow" | sed 's/^/# /'
+		not_ok "$n: $what ($insns decoded, $errs errors, rc $rc)"
+	fi
+	echo "# $n: with flowjit: $insns of $total instructions, $errs errors"
+
+	# 2. the records stripped: JIT code cannot be decoded
+	nofj=$d/perf-noflowjit.data
+	if [[ ! -s $nofj ]]; then
+		nofj=$w/stripped.data
+		"$perf" inject --strip-flowjit -i "$d/perf.data" -o "$nofj" 2> "$w/inject.err"
+	fi
+	decode "$n" "$nofj" "$w/stripped" PERF_CONFIG=/dev/null
+	insns=$(cat "$w/stripped.insns") errs=$(cat "$w/stripped.errors")
+	what="without flowjit records perf script shows errors"
+	if ((errs > 0)) && ! matches "$w/stripped"; then
+		ok "$n: $what: $errs, and decodes $insns of $total instructions"
+	else
+		not_ok "$n: $what ($errs errors, $insns of $total instructions)"
+	fi
+
+	# 3. the records there, their use off
+	printf '[intel-pt]\n\tflowjit = false\n' > "$w/config"
+	decode "$n" "$d/perf.data" "$w/off" PERF_CONFIG="$w/config"
+	insns=$(cat "$w/off.insns") errs=$(cat "$w/off.errors")
+	what="with intel-pt.flowjit = false perf script shows errors"
+	if ((errs > 0)) && ! matches "$w/off"; then
+		ok "$n: $what: $errs, and decodes $insns of $total instructions"
+	else
+		not_ok "$n: $what ($errs errors, $insns of $total instructions)"
+	fi
+
+	# 4. symbols: every instruction in the JIT's code is in a jit: symbol
+	PERF_CONFIG=/dev/null "$perf" script -i "$d/perf.data" --itrace=i0ns -F ip,sym \
+		> "$w/sym.txt" 2> /dev/null
+	if [[ ! -s $d/jit.log ]]; then
+		named=$(grep -c ' jit:[0-9]*:0x' "$w/sym.txt")
+		if ((named > 0)); then
+			ok "$n: $named instructions have a jit:<pid>:<addr> symbol (no jit.log)"
+		else
+			not_ok "$n: instructions have a jit:<pid>:<addr> symbol (none; no jit.log)"
+		fi
+		continue
+	fi
+	read -r injit named < <(awk '
+	function num(h,   i, v) {
+		h = tolower(h); sub(/^0x/, "", h); v = 0
+		for (i = 1; i <= length(h); i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v
+	}
+	FNR == NR { if (!/^#/ && NF >= 3) { a[++na] = num($2); l[na] = $3 + 0 } next }
+	{
+		ip = num($1)
+		for (k = 1; k <= na; k++)
+			if (ip >= a[k] && ip < a[k] + l[k]) {
+				c++
+				if ($2 ~ /^jit:[0-9]+:0x[0-9a-f]+/)
+					s++
+				break
+			}
+	}
+	END { print c + 0, s + 0 }' "$d/jit.log" "$w/sym.txt")
+	if ((injit > 0 && injit == named)); then
+		ok "$n: all $injit instructions in JIT code have a jit:<pid>:<addr> symbol"
+	else
+		grep -m 3 -v ' jit:' "$w/sym.txt" | sed 's/^/# /'
+		not_ok "$n: instructions in JIT code have a jit:<pid>:<addr> symbol" \
+		       "($named of $injit)"
+	fi
+done
+exit 0
