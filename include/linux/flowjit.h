@@ -114,6 +114,23 @@ static inline void flowjit_bpf_event(struct bpf_prog *prog,
 		__flowjit_bpf_event(prog, type);
 }
 
+void __flowjit_text_write(const void *addr, size_t len);
+void __flowjit_bpf_trampoline(const void *image, unsigned int len, u8 op);
+
+/* text_poke_copy() or text_poke_set() wrote [addr, addr + len) */
+static inline void flowjit_text_write(const void *addr, size_t len)
+{
+	if (static_branch_unlikely(&flowjit_active.key))
+		__flowjit_text_write(addr, len);
+}
+
+/* a BPF trampoline image is executable (@len bytes), or is being freed */
+static inline void flowjit_bpf_trampoline(const void *image, int len, u8 op)
+{
+	if (static_branch_unlikely(&flowjit_active.key))
+		__flowjit_bpf_trampoline(image, len, op);
+}
+
 #else /* !CONFIG_FLOWJIT */
 
 static inline int flowjit_perf_event_open(const struct perf_event_attr *attr)
@@ -173,6 +190,9 @@ static inline void flowjit_account_event(struct perf_event *event) { }
 static inline void flowjit_unaccount_event(struct perf_event *event) { }
 static inline void flowjit_bpf_event(struct bpf_prog *prog,
 				     enum perf_bpf_event_type type) { }
+static inline void flowjit_text_write(const void *addr, size_t len) { }
+static inline void flowjit_bpf_trampoline(const void *image, int len,
+					  u8 op) { }
 
 #endif /* CONFIG_FLOWJIT */
 
