@@ -17,7 +17,7 @@
 
 #define RATE_BYTES	4096		/* per tick: 4 MB/s at 1 ms */
 #define PERIOD_NS	1000000
-#define PIPE_SIZE	(1 << 20)
+#define PIPE_SIZE	(1024 * 1024)
 
 static void sleep_ms(int ms)
 {

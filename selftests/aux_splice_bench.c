@@ -6,6 +6,8 @@
  * CPU is system-wide busy time from /proc/stat (user, nice, system, irq,
  * softirq, steal of all CPUs): the consumer, the pipe's reader process,
  * kernel work on their behalf and the PMU's own hrtimer all count.
+ * "task" is getrusage() of the consumer and the sink process only: exact
+ * run time (split by ticks), but blind to interrupts and other tasks.
  * "base" runs the PMU at the same rate in overwrite mode with no consumer
  * at all: what generating the data costs. "net" subtracts it.
  *
@@ -20,12 +22,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "aux_splice.h"
 
 #define AUX_PAGES	256		/* 1 MiB AUX area */
-#define PIPE_SIZE	(1 << 20)
+#define PIPE_SIZE	(1024 * 1024)
 
 enum { M_WRITE, M_SPLICE, M_BASE };
 enum { D_FILE, D_PIPE };
@@ -35,6 +38,7 @@ static const char * const dname[] = { "file", "pipe" };
 
 struct result {
 	double busy_s;		/* system-wide busy CPU seconds */
+	double task_s;		/* consumer + sink: getrusage() */
 	double mb;		/* MB moved (10^6 bytes) */
 	uint64_t lost;		/* records lost */
 	uint64_t truncated;
@@ -55,6 +59,12 @@ static uint64_t busy_ticks(void)
 		return 0;
 	/* all but idle (3) and iowait (4) */
 	return v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+}
+
+static double ru_s(const struct rusage *ru)
+{
+	return ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+	       ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }
 
 static double now_s(void)
@@ -151,6 +161,7 @@ static int run(int mode, int dest, double mbps, double secs,
 	uint64_t bytes = mbps * 1e6 / 1000;	/* per 1 ms tick */
 	int out = -1, pw = -1, pr = -1, p[2];
 	uint64_t b0, moved = 0;
+	struct rusage ru0, ru1, ruc;
 	struct ax_event ev;
 	pid_t sink = -1;
 	double t0;
@@ -182,6 +193,7 @@ static int run(int mode, int dest, double mbps, double secs,
 		      65536, false);
 	if (ret)
 		return ret;
+	getrusage(RUSAGE_SELF, &ru0);
 	b0 = busy_ticks();
 	t0 = now_s();
 	while (now_s() - t0 < secs) {
@@ -203,6 +215,8 @@ static int run(int mode, int dest, double mbps, double secs,
 	else if (mode == M_SPLICE)
 		moved += consume_splice(&ev, out, pw, pr, moved);
 	res->busy_s = (double)(busy_ticks() - b0) / sysconf(_SC_CLK_TCK);
+	getrusage(RUSAGE_SELF, &ru1);
+	res->task_s = ru_s(&ru1) - ru_s(&ru0);
 	res->mb = (mode == M_BASE ? ax_aux_head(&ev) : moved) / 1e6;
 	res->lost = ax_lost(&ev);
 	ax_drain_aux_records(&ev);
@@ -213,8 +227,10 @@ static int run(int mode, int dest, double mbps, double secs,
 	if (pw >= 0 && pw != out)
 		close(pw);
 	close(out);
+	memset(&ruc, 0, sizeof(ruc));
 	if (sink > 0)
-		waitpid(sink, NULL, 0);
+		wait4(sink, NULL, 0, &ruc);
+	res->task_s += ru_s(&ruc);
 	unlink("/tmp/aux_bench.out");
 	return 0;
 }
@@ -239,8 +255,8 @@ int main(int argc, char **argv)
 	double mbps = argc > 1 ? atof(argv[1]) : 32;
 	double secs = argc > 2 ? atof(argv[2]) : 3;
 	int reps = argc > 3 ? atoi(argv[3]) : 5;
-	double cpu[2][2][16], base[16], rates[] = { 16, 32, 64, 128, 256, 512 };
-	double c[2][2];
+	double cpu[2][2][16], task[2][2][16], base[16], rates[] = { 16, 32, 64, 128, 256, 512, 0 };
+	double c[2][2], t[2][2];
 	struct result r;
 	int m, d, i, k, err;
 
@@ -267,13 +283,15 @@ int main(int argc, char **argv)
 					       dname[d], strerror(-err));
 					return 1;
 				}
-				printf("# rep %d %s-%s: %.2f CPU-s, %.1f MB, lost %llu, truncated %llu\n",
-				       i, mname[m], dname[d], r.busy_s, r.mb,
+				printf("# rep %d %s-%s: %.2f CPU-s (tasks %.3f), ",
+				       i, mname[m], dname[d], r.busy_s, r.task_s);
+				printf("%.1f MB, lost %llu, truncated %llu\n", r.mb,
 				       (unsigned long long)r.lost,
 				       (unsigned long long)r.truncated);
 				if (r.mb <= 0)
 					return 1;
 				cpu[m][d][i] = r.busy_s / r.mb * 1000;
+				task[m][d][i] = r.task_s / r.mb * 1000;
 			}
 	}
 	for (d = D_FILE; d <= D_PIPE; d++)
@@ -285,6 +303,11 @@ int main(int argc, char **argv)
 			c[m][d] = median(v, reps);
 			printf("BENCH aux_%s_%s_cpu_ms_per_mb %.2f ms/MB\n",
 			       mname[m], dname[d], c[m][d]);
+			for (i = 0; i < reps; i++)
+				v[i] = task[m][d][i];
+			t[m][d] = median(v, reps);
+			printf("BENCH aux_%s_%s_task_ms_per_mb %.2f ms/MB\n",
+			       mname[m], dname[d], t[m][d]);
 		}
 	{
 		double b = median(base, reps);
@@ -294,6 +317,10 @@ int main(int argc, char **argv)
 		       c[M_SPLICE][D_FILE] / c[M_WRITE][D_FILE]);
 		printf("BENCH aux_splice_pipe_cpu_ratio %.3f ratio\n",
 		       c[M_SPLICE][D_PIPE] / c[M_WRITE][D_PIPE]);
+		printf("BENCH aux_splice_task_ratio %.3f ratio\n",
+		       t[M_SPLICE][D_FILE] / t[M_WRITE][D_FILE]);
+		printf("BENCH aux_splice_pipe_task_ratio %.3f ratio\n",
+		       t[M_SPLICE][D_PIPE] / t[M_WRITE][D_PIPE]);
 		if (c[M_WRITE][D_FILE] > b && c[M_SPLICE][D_FILE] > b)
 			printf("BENCH aux_splice_cpu_ratio_net %.3f ratio\n",
 			       (c[M_SPLICE][D_FILE] - b) /
@@ -308,7 +335,7 @@ int main(int argc, char **argv)
 		for (m = M_WRITE; m <= M_SPLICE; m++) {
 			double best = 0, got = 0;
 
-			for (k = 0; k < (int)(sizeof(rates) / sizeof(rates[0])); k++) {
+			for (k = 0; rates[k]; k++) {
 				err = run(m, d, rates[k], 1, &r);
 				if (err)
 					return 1;
