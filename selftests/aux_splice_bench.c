@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AUX output cost: splice() vs mmap + write(), with the flowjit_aux test
+ * PMU writing at a fixed rate on CPU 0. Prints BENCH lines.
+ *
+ * CPU is system-wide busy time from /proc/stat (user, nice, system, irq,
+ * softirq, steal of all CPUs): the consumer, the pipe's reader process,
+ * kernel work on their behalf and the PMU's own hrtimer all count.
+ * "task" is getrusage() of the consumer and the sink process only: exact
+ * run time (split by ticks), but blind to interrupts and other tasks.
+ * "base" runs the PMU at the same rate in overwrite mode with no consumer
+ * at all: what generating the data costs. "net" subtracts it.
+ *
+ *   file:  consumer -> a tmpfs file
+ *   pipe:  consumer -> a pipe read (and dropped) by a child process
+ *   write: poll(), write() from the AUX mmap, aux_tail update
+ *   splice: poll(), splice() event fd -> pipe (-> file)
+ *
+ * The guest kernel runs with lockdep: the bench sets
+ * kernel.prove_locking=0, but lock tracking and the other debug options
+ * of the test kernel stay.
+ *
+ * Usage: aux_splice_bench [MB/s [seconds [repeats]]]
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "aux_splice.h"
+
+#define AUX_PAGES	256		/* 1 MiB AUX area */
+#define PIPE_SIZE	(1024 * 1024)
+
+enum { M_WRITE, M_SPLICE, M_BASE };
+enum { D_FILE, D_PIPE };
+
+static const char * const mname[] = { "write", "splice", "base" };
+static const char * const dname[] = { "file", "pipe" };
+
+struct result {
+	double busy_s;		/* system-wide busy CPU seconds */
+	double task_s;		/* consumer + sink: getrusage() */
+	double mb;		/* MB moved (10^6 bytes) */
+	uint64_t lost;		/* records lost */
+	uint64_t truncated;
+};
+
+static uint64_t busy_ticks(void)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 8)
+		return 0;
+	/* all but idle (3) and iowait (4) */
+	return v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+}
+
+static double ru_s(const struct rusage *ru)
+{
+	return ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+	       ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* the pipe's far end: a process that reads and drops everything */
+static pid_t start_sink(int *wfd)
+{
+	static char buf[65536];
+	int p[2];
+	pid_t pid;
+
+	if (ax_pipe(p, PIPE_SIZE))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* mmap + write(): what perf record does today */
+static uint64_t consume_write(struct ax_event *ev, int out)
+{
+	uint64_t tail = ax_aux_tail(ev), head = ax_aux_head(ev);
+	uint64_t moved = head - tail;
+
+	while (tail != head) {
+		size_t off = tail & (ev->aux_size - 1);
+		size_t len = head - tail;
+
+		if (len > ev->aux_size - off)
+			len = ev->aux_size - off;
+		if (write_all(out, (char *)ev->aux + off, len))
+			return 0;
+		tail += len;
+	}
+	__atomic_store_n(&ev->pg->aux_tail, tail, __ATOMIC_RELEASE);
+	return moved;
+}
+
+/*
+ * splice(): by reference into @pipe_w; to a file through @pipe_r. @pos is
+ * how much was spliced so far; like write(), it blocks on a full pipe.
+ */
+static uint64_t consume_splice(struct ax_event *ev, int out, int pipe_w,
+			       int pipe_r, uint64_t pos)
+{
+	uint64_t left = ax_aux_head(ev) - pos, moved = 0;
+	ssize_t n, m;
+
+	while (left) {
+		n = splice(ev->fd, NULL, pipe_w, NULL, left, 0);
+		if (n <= 0)
+			break;
+		moved += n;
+		left -= n;
+		while (pipe_r >= 0 && n > 0) {
+			m = splice(pipe_r, NULL, out, NULL, n, SPLICE_F_MOVE);
+			if (m <= 0)
+				return moved;
+			n -= m;
+		}
+	}
+	return moved;
+}
+
+static int run(int mode, int dest, double mbps, double secs,
+	       struct result *res)
+{
+	uint64_t bytes = mbps * 1e6 / 1000;	/* per 1 ms tick */
+	int out = -1, pw = -1, pr = -1, p[2];
+	uint64_t b0, moved = 0;
+	struct rusage ru0, ru1, ruc;
+	struct ax_event ev;
+	pid_t sink = -1;
+	double t0;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (dest == D_FILE) {
+		out = open("/tmp/aux_bench.out", O_CREAT | O_TRUNC | O_WRONLY,
+			   0600);
+		if (out < 0)
+			return -errno;
+	} else {
+		sink = start_sink(&out);
+		if (sink < 0)
+			return -EPIPE;
+	}
+	if (mode == M_SPLICE) {
+		if (dest == D_FILE) {
+			if (ax_pipe(p, PIPE_SIZE))
+				return -errno;
+			pr = p[0];
+			pw = p[1];
+		} else {
+			pw = out;	/* straight into the sink's pipe */
+		}
+	}
+	ret = ax_open(&ev, 0, bytes, 1000000, AUX_PAGES,
+		      mode == M_BASE ? PROT_READ : PROT_READ | PROT_WRITE,
+		      65536, false);
+	if (ret)
+		return ret;
+	getrusage(RUSAGE_SELF, &ru0);
+	b0 = busy_ticks();
+	t0 = now_s();
+	while (now_s() - t0 < secs) {
+		struct pollfd pfd = { .fd = ev.fd, .events = POLLIN };
+
+		if (mode == M_BASE) {
+			usleep(100000);
+			continue;
+		}
+		poll(&pfd, 1, 10);
+		if (mode == M_WRITE)
+			moved += consume_write(&ev, out);
+		else
+			moved += consume_splice(&ev, out, pw, pr, moved);
+	}
+	ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (mode == M_WRITE)
+		moved += consume_write(&ev, out);
+	else if (mode == M_SPLICE)
+		moved += consume_splice(&ev, out, pw, pr, moved);
+	res->busy_s = (double)(busy_ticks() - b0) / sysconf(_SC_CLK_TCK);
+	getrusage(RUSAGE_SELF, &ru1);
+	res->task_s = ru_s(&ru1) - ru_s(&ru0);
+	res->mb = (mode == M_BASE ? ax_aux_head(&ev) : moved) / 1e6;
+	res->lost = ax_lost(&ev);
+	ax_drain_aux_records(&ev);
+	res->truncated = mode == M_BASE ? 0 : ev.truncated;
+	ax_close(&ev);
+	if (pr >= 0)
+		close(pr);
+	if (pw >= 0 && pw != out)
+		close(pw);
+	close(out);
+	memset(&ruc, 0, sizeof(ruc));
+	if (sink > 0)
+		wait4(sink, NULL, 0, &ruc);
+	res->task_s += ru_s(&ruc);
+	unlink("/tmp/aux_bench.out");
+	return 0;
+}
+
+static double median(double *v, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (v[j] < v[i]) {
+				double t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+			}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	double mbps = argc > 1 ? atof(argv[1]) : 32;
+	double secs = argc > 2 ? atof(argv[2]) : 3;
+	int reps = argc > 3 ? atoi(argv[3]) : 5;
+	double cpu[2][2][16], task[2][2][16], base[16], rates[] = { 16, 32, 64, 128, 256, 512, 0 };
+	double c[2][2], t[2][2];
+	struct result r;
+	int m, d, i, k, err;
+
+	if (reps > 16)
+		reps = 16;
+	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * The test kernel has lockdep, which charges every lock taken; the
+	 * splice path takes more locks per byte than write(). Switch the
+	 * validation off (lock tracking itself stays) and say so.
+	 */
+	{
+		FILE *f = fopen("/proc/sys/kernel/prove_locking", "w");
+
+		if (f) {
+			printf("# kernel.prove_locking=0 for the bench: %s\n",
+			       fputs("0", f) < 0 || fclose(f) ? "failed" : "ok");
+		} else {
+			printf("# kernel.prove_locking: not there\n");
+		}
+	}
+	/* CPU per MB at a fixed rate, modes interleaved */
+	for (i = 0; i < reps; i++) {
+		err = run(M_BASE, D_FILE, mbps, secs, &r);
+		if (err) {
+			printf("# base run failed: %s\n", strerror(-err));
+			return 1;
+		}
+		if (r.mb <= 0)
+			return 1;
+		base[i] = r.busy_s / r.mb * 1000;
+		printf("# rep %d base: %.2f CPU-s in %.1f s, %.1f MB generated\n",
+		       i, r.busy_s, secs, r.mb);
+		for (d = D_FILE; d <= D_PIPE; d++)
+			for (m = M_WRITE; m <= M_SPLICE; m++) {
+				err = run(m, d, mbps, secs, &r);
+				if (err) {
+					printf("# %s to %s failed: %s\n", mname[m],
+					       dname[d], strerror(-err));
+					return 1;
+				}
+				printf("# rep %d %s-%s: %.2f CPU-s (tasks %.3f), ",
+				       i, mname[m], dname[d], r.busy_s, r.task_s);
+				printf("%.1f MB, lost %llu, truncated %llu\n", r.mb,
+				       (unsigned long long)r.lost,
+				       (unsigned long long)r.truncated);
+				if (r.mb <= 0)
+					return 1;
+				cpu[m][d][i] = r.busy_s / r.mb * 1000;
+				task[m][d][i] = r.task_s / r.mb * 1000;
+			}
+	}
+	for (d = D_FILE; d <= D_PIPE; d++)
+		for (m = M_WRITE; m <= M_SPLICE; m++) {
+			double v[16];
+
+			for (i = 0; i < reps; i++)
+				v[i] = cpu[m][d][i];
+			c[m][d] = median(v, reps);
+			printf("BENCH aux_%s_%s_cpu_ms_per_mb %.2f ms/MB\n",
+			       mname[m], dname[d], c[m][d]);
+			for (i = 0; i < reps; i++)
+				v[i] = task[m][d][i];
+			t[m][d] = median(v, reps);
+			printf("BENCH aux_%s_%s_task_ms_per_mb %.2f ms/MB\n",
+			       mname[m], dname[d], t[m][d]);
+		}
+	{
+		double b = median(base, reps);
+
+		printf("BENCH aux_base_cpu_ms_per_mb %.2f ms/MB\n", b);
+		printf("BENCH aux_splice_cpu_ratio %.3f ratio\n",
+		       c[M_SPLICE][D_FILE] / c[M_WRITE][D_FILE]);
+		printf("BENCH aux_splice_pipe_cpu_ratio %.3f ratio\n",
+		       c[M_SPLICE][D_PIPE] / c[M_WRITE][D_PIPE]);
+		printf("BENCH aux_splice_task_ratio %.3f ratio\n",
+		       t[M_SPLICE][D_FILE] / t[M_WRITE][D_FILE]);
+		printf("BENCH aux_splice_pipe_task_ratio %.3f ratio\n",
+		       t[M_SPLICE][D_PIPE] / t[M_WRITE][D_PIPE]);
+		if (c[M_WRITE][D_FILE] > b && c[M_SPLICE][D_FILE] > b)
+			printf("BENCH aux_splice_cpu_ratio_net %.3f ratio\n",
+			       (c[M_SPLICE][D_FILE] - b) /
+			       (c[M_WRITE][D_FILE] - b));
+		if (c[M_WRITE][D_PIPE] > b && c[M_SPLICE][D_PIPE] > b)
+			printf("BENCH aux_splice_pipe_cpu_ratio_net %.3f ratio\n",
+			       (c[M_SPLICE][D_PIPE] - b) /
+			       (c[M_WRITE][D_PIPE] - b));
+	}
+	/* the highest rate each way keeps up with, without loss */
+	for (d = D_FILE; d <= D_PIPE; d++)
+		for (m = M_WRITE; m <= M_SPLICE; m++) {
+			double best = 0, got = 0;
+
+			for (k = 0; rates[k]; k++) {
+				err = run(m, d, rates[k], 1, &r);
+				if (err)
+					return 1;
+				printf("# %s-%s at %.0f MB/s: %.1f MB, lost %llu\n",
+				       mname[m], dname[d], rates[k], r.mb,
+				       (unsigned long long)r.lost);
+				if (r.lost || r.truncated)
+					break;
+				best = rates[k];
+				got = r.mb;
+			}
+			printf("BENCH aux_%s_%s_max_lossless %.0f MB/s\n",
+			       mname[m], dname[d], best);
+			printf("# %s-%s moved %.1f MB in 1 s at that rate\n",
+			       mname[m], dname[d], got);
+		}
+	printf("# rate %.1f MB/s, %.1f s per run, %d repeats, TCG guest\n",
+	       mbps, secs, reps);
+	return 0;
+}
