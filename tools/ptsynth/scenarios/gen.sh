@@ -14,7 +14,6 @@
 #   $B/scenarios/NAME/sideband.data    perf record --flowjit -e dummy, as recorded
 #   $B/scenarios/NAME/perf.data        intel_pt + that sideband (flowjit records)
 #   $B/scenarios/NAME/perf-noflowjit.data  the same without flowjit records
-#   $B/scenarios/NAME/jit.log          the JIT's revision log (samples/ebpf-jit)
 #   $B/scenarios/NAME/{out,err,time}   its output, the tracer's, timing
 # Files named in the sideband (/samples/ebpf-jit) are read from
 # $B/scenarios/root (a copy of the guest's), written into perf.data as
@@ -66,7 +65,7 @@ t0=$SECONDS
 # a boot under TCG on a loaded machine panics now and then in the timer
 # check ("IO-APIC + timer doesn't work"): boot again then
 for try in 1 2; do
-	"$top/scripts/run-guest" -t "${FLOWJIT_SCEN_TIMEOUT:-1500}" -i "$S/initramfs.cpio.gz" \
+	"$top/scripts/run-guest" -t "${FLOWJIT_SCEN_TIMEOUT:-3000}" -i "$S/initramfs.cpio.gz" \
 		-r /extra/scen/run -o "$S/guest" && break
 	grep -q "IO-APIC + timer doesn't work" "$S/guest/console.log" && ((try < 2)) ||
 		die "guest run failed (see $S/guest)"
@@ -79,7 +78,7 @@ while read -r name args; do
 	d=$S/$name f=$S/guest/files
 	rm -rf "$d"
 	mkdir -p "$d"
-	for x in gt:gt data:sideband.data log:jit.log out:out err:err time:time; do
+	for x in gt:gt data:sideband.data out:out err:err time:time; do
 		[[ -f $f/$name.${x%%:*}.gz ]] || die "$name: the guest sent no $name.${x%%:*}"
 		gzip -dc "$f/$name.${x%%:*}.gz" > "$d/${x#*:}"
 	done

@@ -30,16 +30,16 @@ grep -v '^#' /extra/scen/list | while read -r name args; do
 	[ -n "$name" ] || continue
 	t0=$(now)
 	# shellcheck disable=SC2086
-	timeout -s KILL 600 perf record -q --flowjit -e dummy -o "/tmp/$name.data" -- \
+	timeout -s KILL 1200 perf record -q --flowjit -e dummy -o "/tmp/$name.data" -- \
 		ptsynth trace -g "/tmp/$name.gt" -- \
-		/samples/ebpf-jit --log "/tmp/$name.log" $args \
+		/samples/ebpf-jit $args \
 		> "/tmp/$name.out" 2> "/tmp/$name.err"
 	rc=$?
 	t1=$(now)
 	echo "# scenario $name: rc $rc, $t0 .. $t1 s (uptime)"
 	sed 's/^/#   /' "/tmp/$name.err" | tail -n 5
 	echo "$rc $t0 $t1" > "/tmp/$name.time"
-	for f in data gt log out err time; do
+	for f in data gt out err time; do
 		[ -f "/tmp/$name.$f" ] && export_file "$name.$f" "/tmp/$name.$f"
 	done
 	rm -f "/tmp/$name.data" "/tmp/$name.gt"
