@@ -502,6 +502,54 @@ TEST(fork_child_with_inherit_is_tracked)
 	free(set);
 }
 
+/*
+ * A child forked with inherited events that execs a JIT: its new
+ * address space is tracked too (perf record -- sh -c 'a; jit').
+ */
+TEST(fork_exec_child_with_inherit_is_tracked)
+{
+	static const char jit[] = "/samples/ebpf-jit";
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct perf_event_attr attr;
+	int status, i, images = 0;
+	struct sb sb;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	if (access(jit, X_OK))
+		SKIP(free(set); return, "no %s", jit);
+	user_attr(&attr);
+	attr.inherit = 1;
+	attr.comm = 1;
+	ASSERT_EQ(0, sb_open_pid(&sb, &attr, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
+		execl(jit, jit, "--summary", "0", "loop42", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	fj_collect(&sb, set);
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE &&
+		    o->rec.pid == (uint32_t)pid && fj_complete(o))
+			images++;
+	}
+	EXPECT_LT(0, images) TH_LOG("no snapshot of the exec'd child's JIT code");
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
 /* After the event is closed the code still runs (pages back to normal). */
 TEST_F(user_jit, closing_the_event_untracks)
 {

@@ -239,7 +239,12 @@ void flowjit_perf_event_detach(struct perf_event *event)
 
 /*
  * After exec: the tracking of the events that target this task moves to
- * its new address space, which has no code yet, so nothing to arm.
+ * its new address space, which has no code yet, so nothing to arm. A
+ * task that inherited such events has each of its address spaces
+ * tracked for life (flowjit_mm_fork()), the one exec gave it too. Which
+ * of its events are the inherited ones cannot be told from event->parent:
+ * perf swaps equivalent contexts between parent and child at context
+ * switches, so what is left untracked after the loop is that case.
  */
 void flowjit_exec(void)
 {
@@ -260,6 +265,9 @@ void flowjit_exec(void)
 		atomic_inc(&fm->users);
 	}
 	mutex_unlock(&flowjit_trackers_lock);
+	if (fm && !atomic_read(&fm->users) &&
+	    perf_event_task_has(current, flowjit_event_tracks_user))
+		atomic_inc(&fm->users);
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,

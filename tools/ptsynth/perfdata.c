@@ -59,6 +59,9 @@ enum {
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
+/* the flag bits follow type, size, config, sample_period, sample_type, read_format */
+#define ATTR_FLAGS_OFFSET	40
+
 #define ID_PT		1
 #define ID_DUMMY	1000
 #define MAX_IDS		256
@@ -276,12 +279,36 @@ static int sb_switch(struct writer *w, const struct synth_switch *s)
 	return 0;
 }
 
+/* A record of a real perf record's sideband, with ptsynth's trailer. */
+static int sb_real(struct writer *w, const struct sb_rec *r)
+{
+	const struct perf_event_header *h = (const void *)r->data;
+	size_t body = r->body_len - sizeof(*h);
+	uint8_t *p = add_event(w, h->type, h->misc,
+			       body + sizeof(struct sample_id), r->time);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, h + 1, body);
+	fill_id((void *)(p + body), r->pid, r->tid, r->time, r->cpu,
+		ID_DUMMY);
+	return 0;
+}
+
 static int sideband(struct writer *w)
 {
 	const struct gt_trace *gt = w->gt;
 	size_t i;
 	int err = 0;
 
+	if (w->o->sideband) {
+		/* the real sideband replaces the one of the ground truth */
+		for (i = 0; i < w->o->sideband->nr && !err; i++)
+			err = sb_real(w, &w->o->sideband->recs[i]);
+		for (i = 0; i < w->res->nr_switches && !err; i++)
+			err = sb_switch(w, &w->res->switches[i]);
+		return err;
+	}
 	for (i = 0; i < gt->nr_recs && !err; i++) {
 		const struct gt_rec *r = gt->recs[i];
 		uint64_t t = tsc_to_perf_time(r->tsc, &gt->hdr.tc);
@@ -438,6 +465,18 @@ static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
 	dummy->task = 1;
 	dummy->sample_id_all = 1;
 	dummy->context_switch = o->per_cpu;
+	if (o->sideband) {
+		dummy->ksymbol = 1;
+		dummy->bpf_event = 1;
+	}
+	if (o->flowjit) {
+		/* attr.flowjit: bit 63 of the flag word (uapi flowjit.h) */
+		uint64_t flags;
+
+		memcpy(&flags, (uint8_t *)dummy + ATTR_FLAGS_OFFSET, 8);
+		flags |= 1ULL << 63;
+		memcpy((uint8_t *)dummy + ATTR_FLAGS_OFFSET, &flags, 8);
+	}
 }
 
 static const uint8_t zeros[8];

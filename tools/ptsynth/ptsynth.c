@@ -28,6 +28,9 @@ struct cli {
 	uint32_t pmu_type;
 	uint64_t max_insns;
 	bool insns_only;
+	const char *sideband;
+	const char *root;
+	bool strip_flowjit;
 };
 
 static void usage(void)
@@ -49,11 +52,17 @@ static void usage(void)
 "  --long-tnt         use TNT-64 packets\n"
 "  --pmu-type N       intel_pt PMU type number in perf.data (default 8)\n"
 "  --raw-dir DIR      also write each stream as DIR/stream-IDX.pt\n"
-"  --max-insns N      kill the traced program after N instructions\n");
+"  --max-insns N      kill the traced program after N instructions\n"
+"  --sideband FILE    synth: the sideband of perf record --flowjit of the\n"
+"                     same run replaces the synthesised one (part 2)\n"
+"  --root DIR         --sideband: read files the sideband names from DIR\n"
+"  --strip-flowjit    --sideband: leave out the flowjit records\n"
+"  --no-fault-tsc     --sideband: no TSC packet after an exec fault\n");
 }
 
 enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
-	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS };
+	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
+	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -69,6 +78,10 @@ static const struct option long_opts[] = {
 	{ "raw-dir", required_argument, NULL, OPT_RAW },
 	{ "max-insns", required_argument, NULL, OPT_MAX },
 	{ "insns", no_argument, NULL, OPT_INSNS },
+	{ "sideband", required_argument, NULL, OPT_SIDEBAND },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "strip-flowjit", no_argument, NULL, OPT_STRIP },
+	{ "no-fault-tsc", no_argument, NULL, OPT_NO_FAULT_TSC },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -79,6 +92,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 
 	synth_opts_default(&c->so);
+	c->so.fault_tsc = true;
 	c->pmu_type = 8;
 	while ((opt = getopt_long(argc, argv, "+o:g:vh", long_opts, NULL)) != -1) {
 		switch (opt) {
@@ -96,6 +110,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_RAW: c->raw_dir = optarg; break;
 		case OPT_MAX: c->max_insns = strtoull(optarg, NULL, 0); break;
 		case OPT_INSNS: c->insns_only = true; break;
+		case OPT_SIDEBAND: c->sideband = optarg; break;
+		case OPT_ROOT: c->root = optarg; break;
+		case OPT_STRIP: c->strip_flowjit = true; break;
+		case OPT_NO_FAULT_TSC: c->so.fault_tsc = false; break;
 		default:
 			usage();
 			return -1;
@@ -131,7 +149,69 @@ static int write_raw(const struct cli *c, const struct synth_result *res)
 	return 0;
 }
 
+/* smallest TSC whose perf time is >= @t */
+static uint64_t perf_time_to_tsc(uint64_t t, const struct gt_timeconv *tc)
+{
+	uint64_t lo = 0, hi = 1ULL << 62;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (tsc_to_perf_time(mid, tc) < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int synth_write(const struct cli *c, const struct synth_opts *so,
+		       const struct gt_trace *gt, const struct sideband *sb);
+
 static int do_synth(const struct cli *c, const struct gt_trace *gt)
+{
+	struct synth_opts so = c->so;
+	struct sideband sb;
+	struct synth_fault *faults = NULL;
+	size_t i;
+	int err;
+
+	if (!c->sideband)
+		return synth_write(c, &so, gt, NULL);
+	err = sideband_load(&sb, c->sideband, c->root, c->strip_flowjit);
+	if (err) {
+		fprintf(stderr, "ptsynth: cannot read the sideband %s: %s\n",
+			c->sideband, strerror(-err));
+		return 1;
+	}
+	fprintf(stderr, "ptsynth: sideband: %zu records kept, %llu skipped, %llu malformed, %llu flowjit (%llu exec faults), %llu stripped, %llu files from --root\n",
+		sb.nr, (unsigned long long)sb.nr_skipped,
+		(unsigned long long)sb.nr_bad,
+		(unsigned long long)sb.nr_flowjit,
+		(unsigned long long)sb.nr_images,
+		(unsigned long long)sb.nr_stripped,
+		(unsigned long long)sb.nr_renamed);
+	/* exec faults are known from the flowjit records only */
+	faults = calloc(sb.nr_faults + 1, sizeof(*faults));
+	if (!faults) {
+		sideband_free(&sb);
+		return 1;
+	}
+	for (i = 0; i < sb.nr_faults; i++) {
+		faults[i].tid = sb.faults[i].tid;
+		faults[i].tsc = perf_time_to_tsc(sb.faults[i].time,
+						 &gt->hdr.tc);
+	}
+	so.faults = faults;
+	so.nr_faults = sb.nr_faults;
+	err = synth_write(c, &so, gt, &sb);
+	free(faults);
+	sideband_free(&sb);
+	return err;
+}
+
+static int synth_write(const struct cli *c, const struct synth_opts *so,
+		       const struct gt_trace *gt, const struct sideband *sb)
 {
 	struct perfdata_opts po = {
 		.path = c->output ? c->output : "perf.data",
@@ -139,11 +219,13 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 		.per_cpu = c->so.per_cpu,
 		.retcomp = c->so.retcomp,
 		.psb_period = c->so.psb_period,
+		.sideband = sb,
+		.flowjit = sb && !c->strip_flowjit,
 	};
 	struct synth_result res;
 	int err;
 
-	err = synth_run(gt, &c->so, &res);
+	err = synth_run(gt, so, &res);
 	if (err) {
 		fprintf(stderr, "ptsynth: synthesis failed (%d)\n", err);
 		goto out;
@@ -152,6 +234,10 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 		(unsigned long long)res.nr_insns,
 		(unsigned long long)res.nr_packets,
 		(unsigned long long)res.nr_psb, res.nr_streams);
+	if (so->nr_faults)
+		fprintf(stderr, "ptsynth: %llu exec faults modelled, %llu dropped\n",
+			(unsigned long long)res.nr_faults,
+			(unsigned long long)res.nr_faults_dropped);
 	if (c->raw_dir && write_raw(c, &res)) {
 		err = -1;
 		goto out;

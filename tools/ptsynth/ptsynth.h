@@ -28,6 +28,15 @@ struct synth_opts {
 	int64_t ovf_at;		/* inject OVF before this insn index, -1 none */
 	uint64_t ovf_len;	/* instructions whose packets are lost */
 	bool verbose;
+	/* exec faults (flowjit snapshots): FUP + TIP.PGD, TIP.PGE */
+	const struct synth_fault *faults;	/* sorted by tsc */
+	size_t nr_faults;
+	bool fault_tsc;		/* a TSC packet with the TIP.PGE of a fault */
+};
+
+struct synth_fault {
+	int tid;
+	uint64_t tsc;
 };
 
 struct ptbuf {
@@ -64,6 +73,8 @@ struct synth_result {
 	uint64_t nr_psb;
 	uint64_t ovf_resume_idx;	/* per-stream insn index after OVF */
 	bool ovf_done;
+	uint64_t nr_faults;		/* faults modelled */
+	uint64_t nr_faults_dropped;	/* not while a user insn was pending */
 };
 
 void synth_opts_default(struct synth_opts *o);
@@ -81,6 +92,32 @@ int ptbuf_append(struct ptbuf *b, const void *data, size_t len);
 
 int ipc_choose(uint64_t last_ip, uint64_t ip);
 
+/* sideband.c: the sideband of a real perf record --flowjit of the run */
+struct sb_rec {
+	uint64_t time;
+	int pid, tid, cpu;
+	uint8_t *data;		/* header + body, no sample_id trailer */
+	size_t body_len;
+};
+
+struct sb_fault {
+	int tid;
+	uint64_t time;		/* perf time */
+};
+
+struct sideband {
+	struct sb_rec *recs;
+	size_t nr, cap;
+	struct sb_fault *faults;	/* sorted by time */
+	size_t nr_faults;
+	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped, nr_bad;
+	uint64_t nr_renamed;
+};
+
+int sideband_load(struct sideband *sb, const char *path, const char *root,
+		  bool strip_flowjit);
+void sideband_free(struct sideband *sb);
+
 /* perfdata.c */
 struct perfdata_opts {
 	const char *path;
@@ -88,6 +125,8 @@ struct perfdata_opts {
 	bool per_cpu;
 	bool retcomp;
 	uint64_t psb_period;
+	const struct sideband *sideband;	/* real sideband, or NULL */
+	bool flowjit;				/* set attr.flowjit (bit 63) */
 };
 
 int perfdata_write(const struct gt_trace *gt, const struct synth_result *res,

@@ -51,6 +51,7 @@ struct thread_state {
 	uint64_t ip;
 	struct insn_info info;
 	bool exited;
+	size_t fault_next;	/* next of o->faults to look at */
 };
 
 struct synth {
@@ -295,12 +296,53 @@ static void stream_begin(struct stream_state *s, uint64_t tsc)
 	}
 }
 
+/*
+ * Exec faults of @th before @tsc, the time of its next instruction: the
+ * fetch of the pending instruction faulted (a flowjit snapshot of the
+ * page it is on) and the kernel returned to it.  With user-only tracing
+ * that is FUP + TIP.PGD, then TIP.PGE at the same IP; the pending
+ * instruction's own packets follow.  Hardware sends no TSC there (its
+ * time would come from MTC/CYC, not modelled): o->fault_tsc puts the
+ * fault's TSC in a TSC packet instead, see README.rst.
+ */
+static void thread_faults(struct thread_state *th, uint64_t tsc)
+{
+	struct stream_state *s = th->s;
+	const struct synth_opts *o = s->o;
+
+	while (th->fault_next < o->nr_faults) {
+		const struct synth_fault *f = &o->faults[th->fault_next];
+
+		if (f->tid != th->tid) {
+			th->fault_next++;
+			continue;
+		}
+		if (f->tsc >= tsc)
+			break;
+		th->fault_next++;
+		if (!th->pending || !s->enabled || s->lost) {
+			s->res->nr_faults_dropped++;
+			continue;
+		}
+		emit_ip(s, ppt_fup, th->ip);
+		emit_pgd(s);
+		if (o->fault_tsc && f->tsc > s->tsc) {
+			s->tsc = f->tsc;
+			emit_tsc(s);
+		}
+		emit_pge(s, th->ip);
+		s->res->nr_faults++;
+	}
+}
+
 static void thread_insn(struct thread_state *th, uint64_t ip,
 			const struct insn_info *info, uint64_t tsc)
 {
 	struct stream_state *s = th->s;
 	const struct synth_opts *o = s->o;
 
+	if (o->nr_faults)
+		thread_faults(th, tsc);
 	resolve(th, ip, true);
 	stream_begin(s, tsc);
 	ovf_boundary(s, ip);

@@ -160,6 +160,22 @@ libipt_check plt "ptsynth: PSB+ every 256 bytes decodes identically in libipt" -
 synth plt "$W/plt.psb.data" --psb-period 256
 perf_check plt "$W/plt.psb.data" "ptsynth: PSB+ every 256 bytes decodes identically in perf"
 
+# --sideband: the sideband of a real perf record of the traced run
+# replaces the synthesised one (part 2; no flowjit records on this host)
+if [ -n "$PERFBIN" ] && "$PERFBIN" record -q -e dummy -o "$W/sb.perf" -- \
+	$P trace -g "$W/sb.data.gt" -- "$B/tests/loop" >/dev/null 2>"$W/sb.err"; then
+	$P synth -g "$W/sb.data.gt" --sideband "$W/sb.perf" --root / \
+		-o "$W/sb.data" >/dev/null 2>"$W/synth.err"
+	st=$?
+	diag "$W/synth.err"
+	grep -q "sideband: [1-9][0-9]* records kept, .* 0 malformed" "$W/synth.err" && [ $st = 0 ]
+	tap $? "ptsynth: synth --sideband merges the sideband of a real perf record of the run"
+	perf_check sb "$W/sb.data" "ptsynth: a trace with a real perf record sideband decodes in perf as ground truth"
+else
+	diag "$W/sb.err"
+	skip "ptsynth: synth --sideband with a real perf record" "perf record -e dummy does not work here"
+fi
+
 # OVF: packets of insns [50000, 50040) are lost, decoding resumes exactly
 # at insn 50040 (the FUP after OVF); before it the flow is a prefix.
 $P check -g "$W/loop.data.gt" --ovf-at 50000 --ovf-len 40 >"$W/ovf.out" 2>&1
