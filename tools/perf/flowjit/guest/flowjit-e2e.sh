@@ -108,7 +108,7 @@ export_file() {
 record() {
 	local out=$1
 	shift
-	timeout -s KILL 60 perf record -q -o "$out" "$@" > /tmp/record.out 2> /tmp/record.err
+	timeout -s KILL 60 perf record -o "$out" "$@" > /tmp/record.out 2> /tmp/record.err
 	local rc=$?
 	if [ $rc != 0 ]; then
 		[ $rc = 137 ] && echo "#   perf record $*: killed after 60 s"
@@ -154,7 +154,7 @@ else
 fi
 
 # 4b. attached to a running process (-p)
-flowjit-bpf-load -d 2 > /tmp/p.exp &
+flowjit-bpf-load -d 5 > /tmp/p.exp &
 loader=$!
 if record /tmp/p.data --flowjit -e dummy -p $loader; then
 	wait $loader
