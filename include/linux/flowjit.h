@@ -22,10 +22,21 @@ struct task_struct;
 struct vm_area_struct;
 struct vm_fault;
 
-/* What flowjit tracks in user space: executable anonymous memory. */
+bool flowjit_file_trackable(struct file *file);
+
+/*
+ * What flowjit tracks in user space: executable anonymous memory, and
+ * executable mappings of shmem files without a name (memfd, shared
+ * anonymous memory, SysV shm): code that no file holds.
+ */
 static inline bool flowjit_vma_trackable(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_EXEC) && vma_is_anonymous(vma);
+	if (!(vma->vm_flags & VM_EXEC))
+		return false;
+	if (vma_is_anonymous(vma))
+		return true;
+	return IS_ENABLED(CONFIG_FLOWJIT) && vma->vm_file &&
+	       flowjit_file_trackable(vma->vm_file);
 }
 
 #ifdef CONFIG_FLOWJIT
@@ -54,6 +65,11 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 			    unsigned long end);
 void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 			   unsigned long len);
+void __flowjit_rearm_aliases(struct vm_area_struct *except,
+			     struct page *page);
+
+/* address spaces tracked now */
+extern atomic_t flowjit_tracked_mms;
 
 /* the protection new PTEs of @vma get: not executable while tracked */
 static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
@@ -65,8 +81,8 @@ static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
 }
 
 /*
- * An instruction fetch from an executable anonymous VMA that faulted on
- * a present PTE: flowjit made the page non-executable (x86 reports such
+ * An instruction fetch from a VMA flowjit tracks that faulted on a
+ * present PTE: flowjit made the page non-executable (x86 reports such
  * a fault as a protection fault; let it through to handle_mm_fault()).
  */
 static inline bool flowjit_exec_fault_allowed(struct vm_area_struct *vma)
@@ -86,7 +102,7 @@ static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 				     unsigned long addr, pte_t *ptep,
 				     pte_t entry)
 {
-	return flowjit_vma_trackable(vma) && vma->vm_mm->flowjit &&
+	return vma->vm_mm->flowjit && flowjit_vma_trackable(vma) &&
 	       __flowjit_rearm_pte(vma, addr, ptep, entry);
 }
 
@@ -104,6 +120,25 @@ static inline void flowjit_moved_range(struct vm_area_struct *vma,
 {
 	if (unlikely(vma->vm_mm->flowjit))
 		__flowjit_moved_range(vma, new, len);
+}
+
+/*
+ * A write fault is about to make a page of a shared mapping writable,
+ * which another, executable mapping of the same page may run: take the
+ * page lock and re-arm such aliases (flowjit_rearm_aliases()) first.
+ */
+static inline bool flowjit_shared_write(struct vm_fault *vmf)
+{
+	return unlikely(atomic_read(&flowjit_tracked_mms)) &&
+	       vma_is_shmem(vmf->vma);
+}
+
+/* @page, locked, becomes writable through @vma: re-arm other mappings */
+static inline void flowjit_rearm_aliases(struct vm_area_struct *vma,
+					 struct page *page)
+{
+	if (unlikely(atomic_read(&flowjit_tracked_mms)))
+		__flowjit_rearm_aliases(vma, page);
 }
 
 /* a BPF program was loaded (its image is final) or is being freed */
@@ -169,6 +204,13 @@ static inline void flowjit_retire_range(struct vm_area_struct *vma,
 					unsigned long end) { }
 static inline void flowjit_moved_range(struct vm_area_struct *vma,
 				       unsigned long new, unsigned long len) { }
+static inline bool flowjit_shared_write(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline void flowjit_rearm_aliases(struct vm_area_struct *vma,
+					 struct page *page) { }
 static inline void flowjit_account_event(struct perf_event *event) { }
 static inline void flowjit_unaccount_event(struct perf_event *event) { }
 static inline void flowjit_bpf_event(struct bpf_prog *prog,

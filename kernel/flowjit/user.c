@@ -3,9 +3,9 @@
  * flowjit: user-space JIT code, captured without the JIT's help.
  *
  * In an address space that a flowjit event tracks, every present page of
- * an executable anonymous VMA is kept W^X in the page tables, whatever
- * the VMA allows; vm_flags, /proc/PID/maps and mprotect() results do not
- * change:
+ * an executable anonymous VMA (or of a shmem file without a name: memfd)
+ * is kept W^X in the page tables, whatever the VMA allows; vm_flags,
+ * /proc/PID/maps and mprotect() results do not change:
  *
  *	          write fault: re-arm
  *	   +----------------------------------+
@@ -22,6 +22,13 @@
  * revision. The re-arming write fault flushes the TLB too, so that no
  * CPU keeps executing the page through a stale executable entry.
  *
+ * A page of a shared file may be written through another mapping (a
+ * memfd mapped RW at one address and RX at another): the exec fault
+ * write-protects every shared mapping of the page (folio_mkclean())
+ * under the page lock before its snapshot, and a write fault in a shared
+ * shmem mapping takes the page lock and re-arms the executable mappings
+ * of the page (an i_mmap walk) before the PTE becomes writable.
+ *
  * An address space is tracked while per-task events with attr.flowjit
  * that do not exclude user space target a task using it, and for life
  * when a task forked from a tracked one inherited such events. Arming its
@@ -34,7 +41,10 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/ptrace.h>
+#include <linux/pagemap.h>
+#include <linux/rmap.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <asm/tlb.h>
@@ -66,6 +76,31 @@ struct flowjit_tracker {
 static LIST_HEAD(flowjit_trackers);
 static DEFINE_MUTEX(flowjit_trackers_lock);
 static atomic64_t flowjit_next_asid = ATOMIC64_INIT(FLOWJIT_ASID_KERNEL);
+
+atomic_t flowjit_tracked_mms = ATOMIC_INIT(0);
+
+/* one more (or one fewer) event or inherited task tracks @fm's mm */
+static void flowjit_mm_user_inc(struct flowjit_mm *fm)
+{
+	if (atomic_inc_return(&fm->users) == 1)
+		atomic_inc(&flowjit_tracked_mms);
+}
+
+static void flowjit_mm_user_dec(struct flowjit_mm *fm)
+{
+	if (atomic_dec_return(&fm->users) == 0)
+		atomic_dec(&flowjit_tracked_mms);
+}
+
+/*
+ * Shared memory files without a name: memfd, MAP_SHARED|MAP_ANONYMOUS,
+ * SysV shm, unlinked tmpfs files. Decoders cannot read their code from
+ * a file, so it is tracked as anonymous memory is.
+ */
+bool flowjit_file_trackable(struct file *file)
+{
+	return shmem_file(file) && !file_inode(file)->i_nlink;
+}
 
 static bool flowjit_event_tracks_user(struct perf_event *event)
 {
@@ -107,7 +142,7 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 	return prot;
 }
 
-/* Arm every executable anonymous VMA of @mm; mmap_lock held for write. */
+/* Arm every VMA of @mm flowjit tracks; mmap_lock held for write. */
 static void flowjit_arm_mm(struct mm_struct *mm)
 {
 	VMA_ITERATOR(vmi, mm, 0);
@@ -168,7 +203,7 @@ static int flowjit_track(struct perf_event *event, struct mm_struct *mm)
 	mmgrab(mm);
 	mutex_lock(&flowjit_trackers_lock);
 	list_add(&t->node, &flowjit_trackers);
-	atomic_inc(&fm->users);
+	flowjit_mm_user_inc(fm);
 	mutex_unlock(&flowjit_trackers_lock);
 	return 0;
 }
@@ -191,7 +226,7 @@ static void flowjit_untrack_locked(struct flowjit_tracker *t)
 	struct flowjit_mm *fm = READ_ONCE(t->mm->flowjit);
 
 	if (fm)
-		atomic_dec(&fm->users);
+		flowjit_mm_user_dec(fm);
 	mmdrop(t->mm);
 }
 
@@ -257,7 +292,7 @@ void flowjit_exec(void)
 		flowjit_untrack_locked(t);
 		mmgrab(mm);
 		t->mm = mm;
-		atomic_inc(&fm->users);
+		flowjit_mm_user_inc(fm);
 	}
 	mutex_unlock(&flowjit_trackers_lock);
 }
@@ -293,7 +328,7 @@ static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 
 /*
  * An instruction fetch hit a present, non-executable PTE of an
- * executable anonymous VMA. In a tracked address space, snapshot the
+ * executable VMA it tracks. In a tracked address space, snapshot the
  * page and make it executable and read-only; otherwise the page is left
  * over from tracking that ended: make it executable again.
  */
@@ -303,17 +338,36 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
-	struct page *page;
+	struct page *page, *locked = NULL;
 	pte_t entry;
 
 	vmf->ptl = pte_lockptr(mm, vmf->pmd);
 	spin_lock(vmf->ptl);
+again:
 	entry = vmf->orig_pte;
 	if (unlikely(!pte_same(*vmf->pte, entry))) {
 		update_mmu_tlb(vma, vmf->address, vmf->pte);
 		goto unlock;
 	}
 	page = vm_normal_page(vma, addr, entry);
+	if (fm && atomic_read(&fm->users) && page && !PageAnon(page) &&
+	    !locked) {
+		/*
+		 * A page of a shared file: other mappings of it may write
+		 * it. Write-protect them under the page lock, which their
+		 * write faults take before re-arming this mapping
+		 * (flowjit_rearm_aliases()), then look again.
+		 */
+		get_page(page);
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		lock_page(page);
+		locked = page;
+		if (folio_mkclean(page_folio(page)))
+			set_page_dirty(page);	/* keep what the PTEs knew */
+		vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address,
+					       &vmf->ptl);
+		goto again;
+	}
 	if (fm && atomic_read(&fm->users) && page) {
 		/*
 		 * No CPU may write the page while it is copied. Clearing RW
@@ -330,7 +384,53 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	update_mmu_cache(vma, addr, vmf->pte);
 unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	if (locked) {
+		unlock_page(locked);
+		put_page(locked);
+	}
 	return 0;
+}
+
+/*
+ * @page, locked, is about to become writable through @except (a write
+ * fault in a shared mapping): re-arm every other executable mapping of
+ * it in a tracked address space, so that its next instruction fetch
+ * snapshots what is written now. The page lock orders this against the
+ * exec fault, which write-protects the writable mappings under it before
+ * its snapshot. The VMAs found under i_mmap_rwsem keep their page tables
+ * (free_pgtables() unlinks them first), as for the reverse map.
+ */
+void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
+{
+	struct address_space *mapping = page_mapping(page);
+	pgoff_t pgoff = page_to_pgoff(page);
+	struct vm_area_struct *vma;
+
+	if (!mapping || !shmem_mapping(mapping))
+		return;
+	i_mmap_lock_read(mapping);
+	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+		unsigned long addr;
+		spinlock_t *ptl;	/* of ptep */
+		pte_t *ptep, pte;
+
+		if (vma == except || !flowjit_vma_trackable(vma) ||
+		    !flowjit_mm_tracked(vma->vm_mm))
+			continue;
+		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
+			continue;
+		pte = ptep_get(ptep);
+		/* executable PTEs flowjit made are read-only: no dirty bit */
+		if (pte_present(pte) && pte_exec(pte) &&
+		    pte_pfn(pte) == page_to_pfn(page)) {
+			set_pte_at(vma->vm_mm, addr, ptep,
+				   pte_set_flags(pte, _PAGE_NX));
+			flush_tlb_page(vma, addr);
+		}
+		pte_unmap_unlock(ptep, ptl);
+	}
+	i_mmap_unlock_read(mapping);
 }
 
 /*
@@ -400,7 +500,7 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 		return;
 	fm = flowjit_mm_get_state(mm);
 	if (fm)
-		atomic_inc(&fm->users);
+		flowjit_mm_user_inc(fm);
 }
 
 void flowjit_mm_init(struct mm_struct *mm)
@@ -440,6 +540,8 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);
 	WRITE_ONCE(mm->flowjit, NULL);
+	if (atomic_read(&fm->users))
+		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
 	kfree(fm);
 }
