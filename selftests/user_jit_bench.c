@@ -256,9 +256,12 @@ static int bench_faults(int rounds, int pages)
  * One run of ebpf-jit sites @sites under per-CPU inherited events opened
  * on it before it execs, drained as it runs. Returns ns, or -1.
  */
+static struct rusage child_ru, self_ru;
+
 static double workload(int sites, bool flowjit, struct count *c,
 		       uint64_t *nlost)
 {
+	struct rusage r0;
 	char n[16];
 	char *argv[] = { EBPF_JIT, "sites", n, NULL };
 	struct pollfd pfd[SB_MAX_CPUS];
@@ -302,15 +305,21 @@ static double workload(int sites, bool flowjit, struct count *c,
 		pfd[i].events = POLLIN;
 	}
 	memset(c, 0, sizeof(*c));
+	getrusage(RUSAGE_SELF, &r0);
 	t0 = now_ns();
 	if (write(go[1], "g", 1) != 1)
 		return -1;
 	close(go[1]);
-	while (waitpid(pid, &status, WNOHANG) == 0) {
+	while (wait4(pid, &status, WNOHANG, &child_ru) == 0) {
 		poll(pfd, sb.nr, 10);
 		sb_drain(&sb, count_rec, c);
 	}
 	t = now_ns() - t0;
+	getrusage(RUSAGE_SELF, &self_ru);
+	self_ru.ru_utime.tv_sec -= r0.ru_utime.tv_sec;
+	self_ru.ru_utime.tv_usec -= r0.ru_utime.tv_usec;
+	self_ru.ru_stime.tv_sec -= r0.ru_stime.tv_sec;
+	self_ru.ru_stime.tv_usec -= r0.ru_stime.tv_usec;
 	sb_drain(&sb, count_rec, c);
 	*nlost = lost(&sb);
 	sb_close(&sb);
@@ -320,6 +329,11 @@ static double workload(int sites, bool flowjit, struct count *c,
 		return -1;
 	}
 	return t;
+}
+
+static double tv_s(const struct timeval *tv)
+{
+	return tv->tv_sec + tv->tv_usec / 1e6;
 }
 
 static int bench_workload(int rounds, int sites)
@@ -350,6 +364,12 @@ static int bench_workload(int rounds, int sites)
 					(unsigned long long)nlost, fj);
 				return 1;
 			}
+			printf("# flowjit %s: %.3f s; ebpf-jit user %.2f s sys %.2f s,"
+			       " %ld faults; consumer user %.2f s sys %.2f s;"
+			       " %lu snapshots\n", fj ? "on" : "off", t / 1e9,
+			       tv_s(&child_ru.ru_utime), tv_s(&child_ru.ru_stime),
+			       child_ru.ru_minflt, tv_s(&self_ru.ru_utime),
+			       tv_s(&self_ru.ru_stime), c.images);
 			if (fj) {
 				on[r] = t;
 				if (c.images < min_images)

@@ -50,6 +50,7 @@ void __flowjit_bpf_event(struct bpf_prog *prog, enum perf_bpf_event_type type);
 
 int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task);
 void flowjit_perf_event_detach(struct perf_event *event);
+void flowjit_perf_event_account(struct perf_event *event);
 void flowjit_exec(void);
 void flowjit_mm_init(struct mm_struct *mm);
 void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,

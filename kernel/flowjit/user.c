@@ -37,6 +37,7 @@
  * as they are: the next instruction fetch from such a page finds the
  * address space untracked and makes the page executable again.
  */
+#include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -53,6 +54,20 @@
 #include "internal.h"
 
 /*
+ * The last snapshot of a page, so that a page re-armed without a change
+ * of its bytes (a W^X flip, a rewrite with the same bytes) is not
+ * reported again. Direct mapped by address: a slot lost to another page
+ * costs a duplicate record, never a missed one.
+ */
+#define FLOWJIT_SEEN_BITS	9
+#define FLOWJIT_SEEN_SLOTS	BIT(FLOWJIT_SEEN_BITS)
+
+struct flowjit_seen {
+	unsigned long	page;		/* 0: empty */
+	u32		csum;		/* flowjit_csum() of its bytes */
+};
+
+/*
  * Per address space state, hung off mm->flowjit on first use and freed
  * with the mm.
  */
@@ -61,6 +76,8 @@ struct flowjit_mm {
 	atomic64_t	revision;	/* of the last snapshot, any page */
 	atomic_t	users;		/* events tracking this mm */
 	bool		retired;	/* the retire record is written */
+	spinlock_t	seen_lock;	/* protects seen[] */
+	struct flowjit_seen *seen;	/* FLOWJIT_SEEN_SLOTS, or NULL */
 };
 
 /*
@@ -119,6 +136,7 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 	if (!fm)
 		return NULL;
 	fm->asid = atomic64_inc_return(&flowjit_next_asid);
+	spin_lock_init(&fm->seen_lock);
 	/* pairs with READ_ONCE() above and in flowjit_mm_tracked() */
 	if (cmpxchg(&mm->flowjit, NULL, fm)) {
 		kfree(fm);
@@ -127,11 +145,18 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 	return fm;
 }
 
+/* CPU-wide events that track every user address space */
+static atomic_t flowjit_all_users = ATOMIC_INIT(0);
+
+static bool flowjit_fm_tracked(struct flowjit_mm *fm)
+{
+	return fm && (atomic_read(&fm->users) > 0 ||
+		      atomic_read(&flowjit_all_users) > 0);
+}
+
 bool flowjit_mm_tracked(struct mm_struct *mm)
 {
-	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
-
-	return fm && atomic_read(&fm->users) > 0;
+	return flowjit_fm_tracked(READ_ONCE(mm->flowjit));
 }
 
 /* The page protection of a tracked VMA: never executable. */
@@ -160,13 +185,68 @@ static void flowjit_arm_mm(struct mm_struct *mm)
 	tlb_finish_mmu(&tlb);
 }
 
+/*
+ * The table of last snapshots, allocated in the tracked task itself (a
+ * fault or its arming) and charged to its memory cgroup.
+ */
+static void flowjit_seen_alloc(struct flowjit_mm *fm)
+{
+	struct flowjit_seen *seen;
+
+	if (READ_ONCE(fm->seen))
+		return;
+	seen = kcalloc(FLOWJIT_SEEN_SLOTS, sizeof(*seen), GFP_KERNEL_ACCOUNT);
+	if (seen && cmpxchg(&fm->seen, NULL, seen))
+		kfree(seen);
+}
+
+/* forget the snapshots of [start, end): the next ones are reported */
+static void flowjit_seen_forget(struct flowjit_mm *fm, unsigned long start,
+				unsigned long end)
+{
+	unsigned int i;
+
+	if (!READ_ONCE(fm->seen))
+		return;
+	spin_lock(&fm->seen_lock);
+	for (i = 0; i < FLOWJIT_SEEN_SLOTS; i++)
+		if (fm->seen[i].page >= start && fm->seen[i].page < end)
+			fm->seen[i].page = 0;
+	spin_unlock(&fm->seen_lock);
+}
+
+/* Was the last snapshot of @page @csum? Remember @csum as the last. */
+static bool flowjit_seen_same(struct flowjit_mm *fm, unsigned long page,
+			      u32 csum)
+{
+	struct flowjit_seen *s;
+	bool same;
+
+	if (!READ_ONCE(fm->seen))
+		return false;
+	spin_lock(&fm->seen_lock);
+	s = &fm->seen[hash_long(page >> PAGE_SHIFT, FLOWJIT_SEEN_BITS)];
+	same = s->page == page && s->csum == csum;
+	s->page = page;
+	s->csum = csum;
+	spin_unlock(&fm->seen_lock);
+	return same;
+}
+
 static void flowjit_arm_work(struct callback_head *head)
 {
 	struct mm_struct *mm = current->mm;
+	struct flowjit_mm *fm;
 
 	kfree(head);
+	if (mm && atomic_read(&flowjit_all_users))
+		flowjit_mm_get_state(mm);
 	if (!mm || !flowjit_mm_tracked(mm))
 		return;
+	/* a new event sees every page again: report them all again */
+	fm = READ_ONCE(mm->flowjit);
+	flowjit_seen_alloc(fm);
+	flowjit_seen_forget(fm, 0, ULONG_MAX);
 	mmap_write_lock(mm);
 	flowjit_arm_mm(mm);
 	mmap_write_unlock(mm);
@@ -255,11 +335,64 @@ int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task
 	return err;
 }
 
+static bool flowjit_event_tracks_all(struct perf_event *event)
+{
+	return event->attr.flowjit && !event->attr.exclude_user &&
+	       !(event->attach_state & PERF_ATTACH_TASK);
+}
+
+/*
+ * Have every user process arm its address space, from task work, as a
+ * per-task event has its target do. Called when the first CPU-wide
+ * event that tracks user space is created; processes created later are
+ * tracked from their fork or exec on.
+ */
+static void flowjit_arm_all(void)
+{
+	struct task_struct *p;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		struct callback_head *work;
+
+		if ((p->flags & PF_KTHREAD) || !READ_ONCE(p->mm))
+			continue;
+		work = kmalloc(sizeof(*work), GFP_ATOMIC);
+		if (!work)
+			break;	/* the rest run unobserved until they fork */
+		init_task_work(work, flowjit_arm_work);
+		if (task_work_add(p, work, TWA_SIGNAL))
+			kfree(work);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * A perf event with attr.flowjit is created. A CPU-wide one that does
+ * not exclude user space tracks every user address space while it
+ * exists: perf's own CPU-wide permission is what it takes, as for
+ * PERF_SAMPLE_STACK_USER, which copies user memory of every process.
+ */
+void flowjit_perf_event_account(struct perf_event *event)
+{
+	if (!flowjit_event_tracks_all(event))
+		return;
+	if (atomic_inc_return(&flowjit_all_users) == 1) {
+		atomic_inc(&flowjit_tracked_mms);
+		flowjit_arm_all();
+	}
+}
+
 /* The event goes away: its address space may go back to normal. */
 void flowjit_perf_event_detach(struct perf_event *event)
 {
 	struct flowjit_tracker *t;
 
+	if (flowjit_event_tracks_all(event)) {
+		if (atomic_dec_return(&flowjit_all_users) == 0)
+			atomic_dec(&flowjit_tracked_mms);
+		return;
+	}
 	if (!flowjit_event_tracks_user(event))
 		return;
 	mutex_lock(&flowjit_trackers_lock);
@@ -282,6 +415,8 @@ void flowjit_exec(void)
 	struct flowjit_tracker *t;
 	struct flowjit_mm *fm;
 
+	if (mm && atomic_read(&flowjit_all_users))
+		flowjit_mm_get_state(mm);
 	if (!mm || list_empty_careful(&flowjit_trackers))
 		return;
 	fm = flowjit_mm_get_state(mm);
@@ -298,7 +433,7 @@ void flowjit_exec(void)
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
-			      u64 len, u32 rev, const void *bytes)
+			      u64 len, u32 rev, const void *bytes, u32 csum)
 {
 	struct flowjit_image img = {
 		.kind		= FLOWJIT_KIND_USER_JIT,
@@ -310,19 +445,27 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
 		.len		= len,
 		.revision	= rev,
 		.bytes		= bytes,
+		.has_csum	= !!bytes,
+		.csum		= csum,
 	};
 
 	flowjit_emit(&img);
 }
 
-/* Snapshot the page at @addr of @page; it is read-only in every TLB. */
+/*
+ * Snapshot the page at @addr of @page; it is read-only in every TLB.
+ * Bytes that are the page's last snapshot are not reported again.
+ */
 static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 			     struct page *page)
 {
 	void *kaddr = kmap_local_page(page);
+	u32 csum = flowjit_csum(kaddr, PAGE_SIZE);
 
-	flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
-			  atomic64_inc_return(&fm->revision), kaddr);
+	if (!flowjit_seen_same(fm, addr, csum))
+		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
+				  atomic64_inc_return(&fm->revision), kaddr,
+				  csum);
 	kunmap_local(kaddr);
 }
 
@@ -341,6 +484,8 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	struct page *page, *locked = NULL;
 	pte_t entry;
 
+	if (flowjit_fm_tracked(fm))
+		flowjit_seen_alloc(fm);	/* before the page table lock */
 	vmf->ptl = pte_lockptr(mm, vmf->pmd);
 	spin_lock(vmf->ptl);
 again:
@@ -350,7 +495,7 @@ again:
 		goto unlock;
 	}
 	page = vm_normal_page(vma, addr, entry);
-	if (fm && atomic_read(&fm->users) && page && !PageAnon(page) &&
+	if (flowjit_fm_tracked(fm) && page && !PageAnon(page) &&
 	    !locked) {
 		/*
 		 * A page of a shared file: other mappings of it may write
@@ -368,7 +513,7 @@ again:
 					       &vmf->ptl);
 		goto again;
 	}
-	if (fm && atomic_read(&fm->users) && page) {
+	if (flowjit_fm_tracked(fm) && page) {
 		/*
 		 * No CPU may write the page while it is copied. Clearing RW
 		 * atomically keeps a dirty bit the hardware sets meanwhile.
@@ -459,13 +604,14 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 {
 	struct flowjit_mm *fm = READ_ONCE(vma->vm_mm->flowjit);
 
-	if (!fm || !atomic_read(&fm->users) || !flowjit_vma_trackable(vma))
+	if (!flowjit_fm_tracked(fm) || !flowjit_vma_trackable(vma))
 		return;
 	start = max(start, vma->vm_start);
 	end = min(end, vma->vm_end);
+	flowjit_seen_forget(fm, start, end);
 	if (start < end)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, start, end - start,
-				  0, NULL);
+				  0, NULL, 0);
 }
 
 /* mremap() moved [old, old + len) of a tracked VMA into @vma at @new. */
@@ -495,6 +641,10 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 {
 	struct flowjit_mm *fm;
 
+	if (atomic_read(&flowjit_all_users)) {
+		flowjit_mm_get_state(mm);	/* tracked as every mm is */
+		return;
+	}
 	if (!flowjit_mm_tracked(oldmm) ||
 	    !perf_event_task_has(tsk, flowjit_event_tracks_user))
 		return;
@@ -521,10 +671,10 @@ void flowjit_task_exit(struct task_struct *tsk)
 	if (!mm || atomic_read(&mm->mm_users) != 1)
 		return;
 	fm = READ_ONCE(mm->flowjit);
-	if (!fm || !atomic_read(&fm->users) || fm->retired)
+	if (!flowjit_fm_tracked(fm) || fm->retired)
 		return;
 	fm->retired = true;
-	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL);
+	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0);
 }
 
 /* The address space is gone (exit, exec): retire all of it. */
@@ -534,14 +684,15 @@ void flowjit_mm_exit(struct mm_struct *mm)
 
 	if (!fm)
 		return;
-	if (atomic_read(&fm->users) && !fm->retired)
+	if (flowjit_fm_tracked(fm) && !fm->retired)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
-				  NULL);
+				  NULL, 0);
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);
 	WRITE_ONCE(mm->flowjit, NULL);
 	if (atomic_read(&fm->users))
 		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
+	kfree(fm->seen);
 	kfree(fm);
 }
