@@ -23,7 +23,11 @@
  *                       flowjit on vs the same events without flowjit.
  *                       A run that lost records fails the benchmark.
  *
+ *   luajit_ratio        Debian's LuaJIT running luajit_hot.lua (a hot loop,
+ *                       5 passes of N iterations) the same way, on vs off.
+ *
  *   user_jit_bench [fault ROUNDS PAGES] [workload ROUNDS SITES]
+ *                  [luajit ROUNDS N]
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +41,8 @@
 #define MAX_ROUNDS	32
 #define PAGE		4096UL
 #define EBPF_JIT	"/samples/ebpf-jit"
+#define LUAJIT		"/usr/bin/luajit"
+#define LUAJIT_HOT	"/selftests/flowjit/luajit_hot.lua"
 
 static double now_ns(void)
 {
@@ -234,9 +240,8 @@ static int bench_faults(int rounds, int pages)
 		rwx_r[r] = rwx[r] / plain[r];
 	}
 	sb_close(&sb);
-	printf("# %d rounds of %d pages: faults/page plain %.2f wx %.2f rwx %.2f;"
-	       " %d plain pages copied; %lu snapshots for %d exec faults,"
-	       " %llu lost\n", rounds, pages, (double)fp / rounds / pages,
+	printf("# %d rounds of %d pages: faults/page plain %.2f wx %.2f rwx %.2f; %d plain pages copied; %lu snapshots for %d exec faults, %llu lost\n",
+	       rounds, pages, (double)fp / rounds / pages,
 	       (double)fw / rounds / pages, (double)fr / rounds / pages,
 	       moved, c.images, 2 * rounds * pages,
 	       (unsigned long long)lost(&sb));
@@ -252,18 +257,17 @@ static int bench_faults(int rounds, int pages)
 	return 0;
 }
 
-/*
- * One run of ebpf-jit sites @sites under per-CPU inherited events opened
- * on it before it execs, drained as it runs. Returns ns, or -1.
- */
+/* rusage of the last workload() child, and of its consumer */
 static struct rusage child_ru, self_ru;
 
-static double workload(int sites, bool flowjit, struct count *c,
+/*
+ * One run of @argv under per-CPU inherited events opened on it before it
+ * execs, drained as it runs. Returns ns, or -1.
+ */
+static double workload(char *const argv[], bool flowjit, struct count *c,
 		       uint64_t *nlost)
 {
 	struct rusage r0;
-	char n[16];
-	char *argv[] = { EBPF_JIT, "sites", n, NULL };
 	struct pollfd pfd[SB_MAX_CPUS];
 	struct perf_event_attr attr;
 	int go[2], status, i;
@@ -271,7 +275,6 @@ static double workload(int sites, bool flowjit, struct count *c,
 	struct sb sb;
 	pid_t pid;
 
-	snprintf(n, sizeof(n), "%d", sites);
 	if (pipe(go))
 		return -1;
 	pid = fork();
@@ -324,8 +327,8 @@ static double workload(int sites, bool flowjit, struct count *c,
 	*nlost = lost(&sb);
 	sb_close(&sb);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "user_jit_bench: ebpf-jit failed (status %#x)\n",
-			status);
+		fprintf(stderr, "user_jit_bench: %s failed (status %#x)\n",
+			argv[0], status);
 		return -1;
 	}
 	return t;
@@ -336,18 +339,21 @@ static double tv_s(const struct timeval *tv)
 	return tv->tv_sec + tv->tv_usec / 1e6;
 }
 
-static int bench_workload(int rounds, int sites)
+/*
+ * @argv on vs off, @rounds times; BENCH @name_off_s, @name_on_s and
+ * @name_ratio. Fails if a record was lost or a run wrote fewer than
+ * @min_snapshots snapshots.
+ */
+static int bench_on_off(const char *name, char *const argv[], int rounds,
+			unsigned long min_snapshots)
 {
 	double on[MAX_ROUNDS], off[MAX_ROUNDS], ratio[MAX_ROUNDS];
 	unsigned long min_images = ~0UL, max_images = 0;
+	long flt_on = 0, flt_off = 0;
 	struct count c;
 	uint64_t nlost;
 	int r;
 
-	if (access(EBPF_JIT, X_OK)) {
-		printf("# %s not installed: no jit_workload_ratio\n", EBPF_JIT);
-		return 1;
-	}
 	for (r = 0; r < rounds; r++) {
 		/* alternate which goes first */
 		bool first = r & 1;
@@ -355,7 +361,7 @@ static int bench_workload(int rounds, int sites)
 
 		for (k = 0; k < 2; k++) {
 			bool fj = k ? !first : first;
-			double t = workload(sites, fj, &c, &nlost);
+			double t = workload(argv, fj, &c, &nlost);
 
 			if (t < 0)
 				return 1;
@@ -364,12 +370,15 @@ static int bench_workload(int rounds, int sites)
 					(unsigned long long)nlost, fj);
 				return 1;
 			}
-			printf("# flowjit %s: %.3f s; ebpf-jit user %.2f s sys %.2f s,"
-			       " %ld faults; consumer user %.2f s sys %.2f s;"
-			       " %lu snapshots\n", fj ? "on" : "off", t / 1e9,
+			printf("# %s flowjit %s: %.3f s; child user %.2f s sys %.2f s, %ld faults; consumer user %.2f s sys %.2f s; %lu snapshots\n",
+			       name, fj ? "on" : "off", t / 1e9,
 			       tv_s(&child_ru.ru_utime), tv_s(&child_ru.ru_stime),
 			       child_ru.ru_minflt, tv_s(&self_ru.ru_utime),
 			       tv_s(&self_ru.ru_stime), c.images);
+			if (fj)
+				flt_on += child_ru.ru_minflt;
+			else
+				flt_off += child_ru.ru_minflt;
 			if (fj) {
 				on[r] = t;
 				if (c.images < min_images)
@@ -384,16 +393,46 @@ static int bench_workload(int rounds, int sites)
 		printf("# round %d: off %.3f s, on %.3f s\n", r,
 		       off[r] / 1e9, on[r] / 1e9);
 	}
-	printf("# %d rounds of sites %d: %lu..%lu snapshots a run with flowjit,"
-	       " 0 lost\n", rounds, sites, min_images, max_images);
-	if (min_images < (unsigned long)sites) {
-		fprintf(stderr, "user_jit_bench: fewer snapshots than sites\n");
+	printf("# %s: %d rounds: %lu..%lu snapshots a run with flowjit, 0 lost;"
+	       " minor faults a run %.1f with, %.1f without\n", name, rounds,
+	       min_images, max_images, (double)flt_on / rounds,
+	       (double)flt_off / rounds);
+	if (min_images < min_snapshots) {
+		fprintf(stderr, "user_jit_bench: %s: fewer snapshots than %lu\n",
+			name, min_snapshots);
 		return 1;
 	}
-	printf("BENCH jit_workload_off_s %.3f s\n", median(off, rounds) / 1e9);
-	printf("BENCH jit_workload_on_s %.3f s\n", median(on, rounds) / 1e9);
-	printf("BENCH jit_workload_ratio %.3f ratio\n", median(ratio, rounds));
+	printf("BENCH %s_off_s %.3f s\n", name, median(off, rounds) / 1e9);
+	printf("BENCH %s_on_s %.3f s\n", name, median(on, rounds) / 1e9);
+	printf("BENCH %s_ratio %.3f ratio\n", name, median(ratio, rounds));
 	return 0;
+}
+
+static int bench_workload(int rounds, int sites)
+{
+	char n[16];
+	char *argv[4] = { EBPF_JIT, "sites", n, NULL };
+
+	if (access(EBPF_JIT, X_OK)) {
+		printf("# %s not installed: no jit_workload_ratio\n", EBPF_JIT);
+		return 1;
+	}
+	snprintf(n, sizeof(n), "%d", sites);
+	return bench_on_off("jit_workload", argv, rounds, sites);
+}
+
+/* LuaJIT's hot loop (luajit_hot.lua), @n iterations, 5 passes */
+static int bench_luajit(int rounds, int n)
+{
+	char num[16];
+	char *argv[6] = { LUAJIT, LUAJIT_HOT, "-", "5", num, NULL };
+
+	if (access(LUAJIT, X_OK) || access(LUAJIT_HOT, R_OK)) {
+		printf("# %s not installed: no luajit_ratio\n", LUAJIT);
+		return 1;
+	}
+	snprintf(num, sizeof(num), "%d", n);
+	return bench_on_off("luajit", argv, rounds, 1);
 }
 
 int main(int argc, char **argv)
@@ -406,7 +445,8 @@ int main(int argc, char **argv)
 		int n = i + 2 < argc ? atoi(argv[i + 2]) : 0;
 
 		if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
-			fprintf(stderr, "usage: %s [fault ROUNDS PAGES] [workload ROUNDS SITES]\n",
+			fprintf(stderr, "usage: %s [fault ROUNDS PAGES]"
+				" [workload ROUNDS SITES] [luajit ROUNDS N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -414,11 +454,14 @@ int main(int argc, char **argv)
 			ret |= bench_faults(rounds, n);
 		else if (!strcmp(argv[i], "workload"))
 			ret |= bench_workload(rounds, n);
+		else if (!strcmp(argv[i], "luajit"))
+			ret |= bench_luajit(rounds, n);
 		else
 			return 2;
 		i += 2;
 	}
 	if (argc == 1)
-		ret = bench_faults(9, 256) | bench_workload(3, 60000);
+		ret = bench_faults(9, 256) | bench_luajit(5, 2000000) |
+		      bench_workload(3, 60000);
 	return ret;
 }

@@ -112,7 +112,7 @@ TEST(running_process_is_armed)
  */
 TEST(process_started_later_is_tracked)
 {
-	char *argv[] = { EBPF_JIT, "--log", "/tmp/jit_cpuwide.log",
+	char *argv[5] = { EBPF_JIT, "--log", "/tmp/jit_cpuwide.log",
 			 "rewrite", NULL };
 	struct fj_set *set = calloc(1, sizeof(*set));
 	struct jt_rev *revs = calloc(JT_MAX_REVS, sizeof(*revs));

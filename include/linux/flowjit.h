@@ -68,6 +68,7 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 			   unsigned long len);
 void __flowjit_rearm_aliases(struct vm_area_struct *except,
 			     struct page *page);
+void __flowjit_split_huge_exec(struct vm_fault *vmf);
 
 /* address spaces tracked now */
 extern atomic_t flowjit_tracked_mms;
@@ -96,6 +97,21 @@ static inline bool flowjit_exec_fault(struct vm_fault *vmf)
 {
 	return (vmf->flags & FAULT_FLAG_INSTRUCTION) &&
 	       !pte_exec(vmf->orig_pte) && flowjit_vma_trackable(vmf->vma);
+}
+
+/*
+ * The same fault on a huge PMD: flowjit splits the mapping into PTEs,
+ * which keep its protection, and the fetch faults again on a PTE.
+ */
+static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
+{
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ||
+	    !(vmf->flags & FAULT_FLAG_INSTRUCTION) ||
+	    !(pmd_flags(vmf->orig_pmd) & _PAGE_NX) ||
+	    !flowjit_vma_trackable(vmf->vma))
+		return false;
+	__flowjit_split_huge_exec(vmf);
+	return true;
 }
 
 /* a write fault makes a page writable: make it non-executable first */
@@ -196,6 +212,11 @@ static inline vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 				     unsigned long addr, pte_t *ptep,
 				     pte_t entry)
+{
+	return false;
+}
+
+static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
 {
 	return false;
 }

@@ -39,6 +39,7 @@
  */
 #include <linux/hash.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/ptrace.h>
@@ -147,6 +148,7 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 
 /* CPU-wide events that track every user address space */
 static atomic_t flowjit_all_users = ATOMIC_INIT(0);
+static atomic_t flowjit_all_armed = ATOMIC_INIT(0);	/* arming queued */
 
 static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 {
@@ -377,10 +379,15 @@ void flowjit_perf_event_account(struct perf_event *event)
 {
 	if (!flowjit_event_tracks_all(event))
 		return;
-	if (atomic_inc_return(&flowjit_all_users) == 1) {
+	if (atomic_inc_return(&flowjit_all_users) == 1)
 		atomic_inc(&flowjit_tracked_mms);
+	/*
+	 * perf checks CPU-wide permission after this: arm only for an
+	 * event that will pass it, and once while such events exist.
+	 */
+	if (!perf_allow_cpu(&event->attr) &&
+	    !atomic_cmpxchg(&flowjit_all_armed, 0, 1))
 		flowjit_arm_all();
-	}
 }
 
 /* The event goes away: its address space may go back to normal. */
@@ -389,8 +396,10 @@ void flowjit_perf_event_detach(struct perf_event *event)
 	struct flowjit_tracker *t;
 
 	if (flowjit_event_tracks_all(event)) {
-		if (atomic_dec_return(&flowjit_all_users) == 0)
+		if (atomic_dec_return(&flowjit_all_users) == 0) {
+			atomic_set(&flowjit_all_armed, 0);
 			atomic_dec(&flowjit_tracked_mms);
+		}
 		return;
 	}
 	if (!flowjit_event_tracks_user(event))
@@ -576,6 +585,15 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 		pte_unmap_unlock(ptep, ptl);
 	}
 	i_mmap_unlock_read(mapping);
+}
+
+/*
+ * A huge PMD of a VMA flowjit tracks is non-executable: snapshots are
+ * taken 4 KiB at a time, so split the mapping (the folio stays huge).
+ */
+void __flowjit_split_huge_exec(struct vm_fault *vmf)
+{
+	split_huge_pmd(vmf->vma, vmf->pmd, vmf->address);
 }
 
 /*
