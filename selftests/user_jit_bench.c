@@ -240,11 +240,12 @@ static int bench_faults(int rounds, int pages)
 		rwx_r[r] = rwx[r] / plain[r];
 	}
 	sb_close(&sb);
-	printf("# %d rounds of %d pages: faults/page plain %.2f wx %.2f rwx %.2f; %d plain pages copied; %lu snapshots for %d exec faults, %llu lost\n",
+	printf("# %d rounds of %d pages: faults/page plain %.2f wx %.2f rwx %.2f;",
 	       rounds, pages, (double)fp / rounds / pages,
-	       (double)fw / rounds / pages, (double)fr / rounds / pages,
-	       moved, c.images, 2 * rounds * pages,
-	       (unsigned long long)lost(&sb));
+	       (double)fw / rounds / pages, (double)fr / rounds / pages);
+	printf(" %d plain pages copied; %lu snapshots for %d exec faults,",
+	       moved, c.images, 2 * rounds * pages);
+	printf(" %llu lost\n", (unsigned long long)lost(&sb));
 	if (c.images != 2UL * rounds * pages || lost(&sb) || moved) {
 		fprintf(stderr, "user_jit_bench: the faults measured are not the ones meant\n");
 		return 1;
@@ -370,10 +371,13 @@ static int bench_on_off(const char *name, char *const argv[], int rounds,
 					(unsigned long long)nlost, fj);
 				return 1;
 			}
-			printf("# %s flowjit %s: %.3f s; child user %.2f s sys %.2f s, %ld faults; consumer user %.2f s sys %.2f s; %lu snapshots\n",
-			       name, fj ? "on" : "off", t / 1e9,
-			       tv_s(&child_ru.ru_utime), tv_s(&child_ru.ru_stime),
-			       child_ru.ru_minflt, tv_s(&self_ru.ru_utime),
+			printf("# %s flowjit %s: %.3f s;", name,
+			       fj ? "on" : "off", t / 1e9);
+			printf(" child user %.2f s sys %.2f s, %ld faults;",
+			       tv_s(&child_ru.ru_utime),
+			       tv_s(&child_ru.ru_stime), child_ru.ru_minflt);
+			printf(" consumer user %.2f s sys %.2f s; %lu snapshots\n",
+			       tv_s(&self_ru.ru_utime),
 			       tv_s(&self_ru.ru_stime), c.images);
 			if (fj)
 				flt_on += child_ru.ru_minflt;
@@ -445,9 +449,9 @@ int main(int argc, char **argv)
 		int n = i + 2 < argc ? atoi(argv[i + 2]) : 0;
 
 		if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
-			fprintf(stderr, "usage: %s [fault ROUNDS PAGES]"
-				" [workload ROUNDS SITES] [luajit ROUNDS N]\n",
+			fprintf(stderr, "usage: %s [fault ROUNDS PAGES] ",
 				argv[0]);
+			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "fault"))
