@@ -35,7 +35,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
-#define SB_DATA_PAGES	2048	/* 8 MiB per CPU: room for bursts */
+#define SB_DATA_PAGES	8192	/* 32 MiB per CPU: room for stalls */
 #include "flowjit_records.h"
 
 #define MAX_ROUNDS	32
@@ -297,7 +297,7 @@ static double workload(char *const argv[], bool flowjit, struct count *c,
 	attr.flowjit = flowjit;
 	attr.exclude_kernel = 1;
 	attr.inherit = 1;
-	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 4;
+	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 16;
 	if (sb_open_pid(&sb, &attr, pid)) {
 		perror("perf_event_open");
 		kill(pid, SIGKILL);
@@ -315,7 +315,7 @@ static double workload(char *const argv[], bool flowjit, struct count *c,
 		return -1;
 	close(go[1]);
 	while (wait4(pid, &status, WNOHANG, &child_ru) == 0) {
-		poll(pfd, sb.nr, 10);
+		poll(pfd, sb.nr, 2);
 		sb_drain(&sb, count_rec, c);
 	}
 	t = now_ns() - t0;
