@@ -72,6 +72,34 @@ FIXTURE_VARIANT_ADD(jit_sample, mmap_exec_free_reuse) {
 	.scenario = "free-reuse",
 };
 
+/* memfd mapped RW at one address, RX at another */
+FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_rewrite) {
+	.mode = "memfd-dual",
+	.scenario = "rewrite",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_span) {
+	.mode = "memfd-dual",
+	.scenario = "span",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_each_free_reuse) {
+	.mode = "memfd-dual",
+	.scenario = "free-reuse",
+	.extra = "--map=each",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_static_key) {
+	.mode = "memfd-dual",
+	.scenario = "static-key",
+};
+
+FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_threads_atomic) {
+	.mode = "memfd-dual",
+	.scenario = "threads",
+	.extra = "--sync=atomic",
+};
+
 /* retire records of @pid that cover a whole address space */
 static int whole_space_retires(struct fj_set *set, pid_t pid)
 {
@@ -119,7 +147,10 @@ TEST_F(jit_sample, every_revision_that_ran_was_captured)
 	pid_t pid = 0;
 
 	if (variant->extra) {
-		argv[argc++] = "--sync";
+		/* "--opt=value" as two arguments */
+		argv[argc++] = strndup(variant->extra,
+				       strchr(variant->extra, '=') -
+				       variant->extra);
 		argv[argc++] = strchr(variant->extra, '=') + 1;
 	}
 	argv[argc++] = (char *)variant->scenario;

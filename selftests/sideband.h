@@ -20,7 +20,9 @@
 #include <linux/perf_event.h>
 
 #define SB_MAX_CPUS	64
+#ifndef SB_DATA_PAGES
 #define SB_DATA_PAGES	64	/* ring buffer data pages per CPU */
+#endif
 
 /* the sample_id fields every record carries with sample_id_all */
 #define SB_SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \

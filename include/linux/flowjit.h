@@ -22,10 +22,21 @@ struct task_struct;
 struct vm_area_struct;
 struct vm_fault;
 
-/* What flowjit tracks in user space: executable anonymous memory. */
+bool flowjit_file_trackable(struct file *file);
+
+/*
+ * What flowjit tracks in user space: executable anonymous memory, and
+ * executable mappings of shmem files without a name (memfd, shared
+ * anonymous memory, SysV shm): code that no file holds.
+ */
 static inline bool flowjit_vma_trackable(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_EXEC) && vma_is_anonymous(vma);
+	if (!(vma->vm_flags & VM_EXEC))
+		return false;
+	if (vma_is_anonymous(vma))
+		return true;
+	return IS_ENABLED(CONFIG_FLOWJIT) && vma->vm_file &&
+	       flowjit_file_trackable(vma->vm_file);
 }
 
 #ifdef CONFIG_FLOWJIT
@@ -39,6 +50,7 @@ void __flowjit_bpf_event(struct bpf_prog *prog, enum perf_bpf_event_type type);
 
 int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task);
 void flowjit_perf_event_detach(struct perf_event *event);
+void flowjit_perf_event_account(struct perf_event *event);
 void flowjit_exec(void);
 void flowjit_mm_init(struct mm_struct *mm);
 void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
@@ -54,6 +66,12 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 			    unsigned long end);
 void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 			   unsigned long len);
+void __flowjit_rearm_aliases(struct vm_area_struct *except,
+			     struct page *page);
+void __flowjit_split_huge_exec(struct vm_fault *vmf);
+
+/* address spaces tracked now */
+extern atomic_t flowjit_tracked_mms;
 
 /* the protection new PTEs of @vma get: not executable while tracked */
 static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
@@ -65,8 +83,8 @@ static inline pgprot_t flowjit_vm_page_prot(struct vm_area_struct *vma,
 }
 
 /*
- * An instruction fetch from an executable anonymous VMA that faulted on
- * a present PTE: flowjit made the page non-executable (x86 reports such
+ * An instruction fetch from a VMA flowjit tracks that faulted on a
+ * present PTE: flowjit made the page non-executable (x86 reports such
  * a fault as a protection fault; let it through to handle_mm_fault()).
  */
 static inline bool flowjit_exec_fault_allowed(struct vm_area_struct *vma)
@@ -81,12 +99,27 @@ static inline bool flowjit_exec_fault(struct vm_fault *vmf)
 	       !pte_exec(vmf->orig_pte) && flowjit_vma_trackable(vmf->vma);
 }
 
+/*
+ * The same fault on a huge PMD: flowjit splits the mapping into PTEs,
+ * which keep its protection, and the fetch faults again on a PTE.
+ */
+static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
+{
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ||
+	    !(vmf->flags & FAULT_FLAG_INSTRUCTION) ||
+	    !(pmd_flags(vmf->orig_pmd) & _PAGE_NX) ||
+	    !flowjit_vma_trackable(vmf->vma))
+		return false;
+	__flowjit_split_huge_exec(vmf);
+	return true;
+}
+
 /* a write fault makes a page writable: make it non-executable first */
 static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 				     unsigned long addr, pte_t *ptep,
 				     pte_t entry)
 {
-	return flowjit_vma_trackable(vma) && vma->vm_mm->flowjit &&
+	return vma->vm_mm->flowjit && flowjit_vma_trackable(vma) &&
 	       __flowjit_rearm_pte(vma, addr, ptep, entry);
 }
 
@@ -104,6 +137,25 @@ static inline void flowjit_moved_range(struct vm_area_struct *vma,
 {
 	if (unlikely(vma->vm_mm->flowjit))
 		__flowjit_moved_range(vma, new, len);
+}
+
+/*
+ * A write fault is about to make a page of a shared mapping writable,
+ * which another, executable mapping of the same page may run: take the
+ * page lock and re-arm such aliases (flowjit_rearm_aliases()) first.
+ */
+static inline bool flowjit_shared_write(struct vm_fault *vmf)
+{
+	return unlikely(atomic_read(&flowjit_tracked_mms)) &&
+	       vma_is_shmem(vmf->vma);
+}
+
+/* @page, locked, becomes writable through @vma: re-arm other mappings */
+static inline void flowjit_rearm_aliases(struct vm_area_struct *vma,
+					 struct page *page)
+{
+	if (unlikely(atomic_read(&flowjit_tracked_mms)))
+		__flowjit_rearm_aliases(vma, page);
 }
 
 /* a BPF program was loaded (its image is final) or is being freed */
@@ -181,11 +233,23 @@ static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 	return false;
 }
 
+static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
+{
+	return false;
+}
+
 static inline void flowjit_retire_range(struct vm_area_struct *vma,
 					unsigned long start,
 					unsigned long end) { }
 static inline void flowjit_moved_range(struct vm_area_struct *vma,
 				       unsigned long new, unsigned long len) { }
+static inline bool flowjit_shared_write(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline void flowjit_rearm_aliases(struct vm_area_struct *vma,
+					 struct page *page) { }
 static inline void flowjit_account_event(struct perf_event *event) { }
 static inline void flowjit_unaccount_event(struct perf_event *event) { }
 static inline void flowjit_bpf_event(struct bpf_prog *prog,

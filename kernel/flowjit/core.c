@@ -70,8 +70,10 @@ int flowjit_perf_event_open(const struct perf_event_attr *attr)
 
 void flowjit_account_event(struct perf_event *event)
 {
-	if (event->attr.flowjit)
-		static_branch_inc(&flowjit_active.key);
+	if (!event->attr.flowjit)
+		return;
+	static_branch_inc(&flowjit_active.key);
+	flowjit_perf_event_account(event);
 }
 
 void flowjit_unaccount_event(struct perf_event *event)
@@ -192,7 +194,8 @@ void flowjit_emit(const struct flowjit_image *img)
 	if (WARN_ON_ONCE(img->op == FLOWJIT_OP_IMAGE && img->len > U32_MAX))
 		return;
 	if (img->op == FLOWJIT_OP_IMAGE)
-		out.csum = flowjit_csum(img->bytes, img->len);
+		out.csum = img->has_csum ? img->csum :
+			   flowjit_csum(img->bytes, img->len);
 	perf_iterate_sideband(flowjit_output_event, &out);
 }
 

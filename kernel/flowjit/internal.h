@@ -23,6 +23,8 @@ struct flowjit_image {
 	u32		sub;
 	u32		revision;
 	const void	*bytes;
+	bool		has_csum;	/* @csum is flowjit_csum() of @bytes */
+	u32		csum;
 };
 
 void flowjit_emit(const struct flowjit_image *img);

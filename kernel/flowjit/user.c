@@ -3,9 +3,9 @@
  * flowjit: user-space JIT code, captured without the JIT's help.
  *
  * In an address space that a flowjit event tracks, every present page of
- * an executable anonymous VMA is kept W^X in the page tables, whatever
- * the VMA allows; vm_flags, /proc/PID/maps and mprotect() results do not
- * change:
+ * an executable anonymous VMA (or of a shmem file without a name: memfd)
+ * is kept W^X in the page tables, whatever the VMA allows; vm_flags,
+ * /proc/PID/maps and mprotect() results do not change:
  *
  *	          write fault: re-arm
  *	   +----------------------------------+
@@ -22,6 +22,13 @@
  * revision. The re-arming write fault flushes the TLB too, so that no
  * CPU keeps executing the page through a stale executable entry.
  *
+ * A page of a shared file may be written through another mapping (a
+ * memfd mapped RW at one address and RX at another): the exec fault
+ * write-protects every shared mapping of the page (folio_mkclean())
+ * under the page lock before its snapshot, and a write fault in a shared
+ * shmem mapping takes the page lock and re-arms the executable mappings
+ * of the page (an i_mmap walk) before the PTE becomes writable.
+ *
  * An address space is tracked while per-task events with attr.flowjit
  * that do not exclude user space target a task using it, and for life
  * when a task forked from a tracked one inherited such events. Arming its
@@ -30,17 +37,36 @@
  * as they are: the next instruction fetch from such a page finds the
  * address space untracked and makes the page executable again.
  */
+#include <linux/hash.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/ptrace.h>
+#include <linux/pagemap.h>
+#include <linux/rmap.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <asm/tlb.h>
 #include <asm/tlbflush.h>
 
 #include "internal.h"
+
+/*
+ * The last snapshot of a page, so that a page re-armed without a change
+ * of its bytes (a W^X flip, a rewrite with the same bytes) is not
+ * reported again. Direct mapped by address: a slot lost to another page
+ * costs a duplicate record, never a missed one.
+ */
+#define FLOWJIT_SEEN_BITS	9
+#define FLOWJIT_SEEN_SLOTS	BIT(FLOWJIT_SEEN_BITS)
+
+struct flowjit_seen {
+	unsigned long	page;		/* 0: empty */
+	u32		csum;		/* flowjit_csum() of its bytes */
+};
 
 /*
  * Per address space state, hung off mm->flowjit on first use and freed
@@ -51,6 +77,8 @@ struct flowjit_mm {
 	atomic64_t	revision;	/* of the last snapshot, any page */
 	atomic_t	users;		/* events tracking this mm */
 	bool		retired;	/* the retire record is written */
+	spinlock_t	seen_lock;	/* protects seen[] */
+	struct flowjit_seen *seen;	/* FLOWJIT_SEEN_SLOTS, or NULL */
 };
 
 /*
@@ -66,6 +94,31 @@ struct flowjit_tracker {
 static LIST_HEAD(flowjit_trackers);
 static DEFINE_MUTEX(flowjit_trackers_lock);
 static atomic64_t flowjit_next_asid = ATOMIC64_INIT(FLOWJIT_ASID_KERNEL);
+
+atomic_t flowjit_tracked_mms = ATOMIC_INIT(0);
+
+/* one more (or one fewer) event or inherited task tracks @fm's mm */
+static void flowjit_mm_user_inc(struct flowjit_mm *fm)
+{
+	if (atomic_inc_return(&fm->users) == 1)
+		atomic_inc(&flowjit_tracked_mms);
+}
+
+static void flowjit_mm_user_dec(struct flowjit_mm *fm)
+{
+	if (atomic_dec_return(&fm->users) == 0)
+		atomic_dec(&flowjit_tracked_mms);
+}
+
+/*
+ * Shared memory files without a name: memfd, MAP_SHARED|MAP_ANONYMOUS,
+ * SysV shm, unlinked tmpfs files. Decoders cannot read their code from
+ * a file, so it is tracked as anonymous memory is.
+ */
+bool flowjit_file_trackable(struct file *file)
+{
+	return shmem_file(file) && !file_inode(file)->i_nlink;
+}
 
 static bool flowjit_event_tracks_user(struct perf_event *event)
 {
@@ -84,6 +137,7 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 	if (!fm)
 		return NULL;
 	fm->asid = atomic64_inc_return(&flowjit_next_asid);
+	spin_lock_init(&fm->seen_lock);
 	/* pairs with READ_ONCE() above and in flowjit_mm_tracked() */
 	if (cmpxchg(&mm->flowjit, NULL, fm)) {
 		kfree(fm);
@@ -92,11 +146,19 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 	return fm;
 }
 
+/* CPU-wide events that track every user address space */
+static atomic_t flowjit_all_users = ATOMIC_INIT(0);
+static atomic_t flowjit_all_armed = ATOMIC_INIT(0);	/* arming queued */
+
+static bool flowjit_fm_tracked(struct flowjit_mm *fm)
+{
+	return fm && (atomic_read(&fm->users) > 0 ||
+		      atomic_read(&flowjit_all_users) > 0);
+}
+
 bool flowjit_mm_tracked(struct mm_struct *mm)
 {
-	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
-
-	return fm && atomic_read(&fm->users) > 0;
+	return flowjit_fm_tracked(READ_ONCE(mm->flowjit));
 }
 
 /* The page protection of a tracked VMA: never executable. */
@@ -107,7 +169,7 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 	return prot;
 }
 
-/* Arm every executable anonymous VMA of @mm; mmap_lock held for write. */
+/* Arm every VMA of @mm flowjit tracks; mmap_lock held for write. */
 static void flowjit_arm_mm(struct mm_struct *mm)
 {
 	VMA_ITERATOR(vmi, mm, 0);
@@ -125,13 +187,68 @@ static void flowjit_arm_mm(struct mm_struct *mm)
 	tlb_finish_mmu(&tlb);
 }
 
+/*
+ * The table of last snapshots, allocated in the tracked task itself (a
+ * fault or its arming) and charged to its memory cgroup.
+ */
+static void flowjit_seen_alloc(struct flowjit_mm *fm)
+{
+	struct flowjit_seen *seen;
+
+	if (READ_ONCE(fm->seen))
+		return;
+	seen = kcalloc(FLOWJIT_SEEN_SLOTS, sizeof(*seen), GFP_KERNEL_ACCOUNT);
+	if (seen && cmpxchg(&fm->seen, NULL, seen))
+		kfree(seen);
+}
+
+/* forget the snapshots of [start, end): the next ones are reported */
+static void flowjit_seen_forget(struct flowjit_mm *fm, unsigned long start,
+				unsigned long end)
+{
+	unsigned int i;
+
+	if (!READ_ONCE(fm->seen))
+		return;
+	spin_lock(&fm->seen_lock);
+	for (i = 0; i < FLOWJIT_SEEN_SLOTS; i++)
+		if (fm->seen[i].page >= start && fm->seen[i].page < end)
+			fm->seen[i].page = 0;
+	spin_unlock(&fm->seen_lock);
+}
+
+/* Was the last snapshot of @page @csum? Remember @csum as the last. */
+static bool flowjit_seen_same(struct flowjit_mm *fm, unsigned long page,
+			      u32 csum)
+{
+	struct flowjit_seen *s;
+	bool same;
+
+	if (!READ_ONCE(fm->seen))
+		return false;
+	spin_lock(&fm->seen_lock);
+	s = &fm->seen[hash_long(page >> PAGE_SHIFT, FLOWJIT_SEEN_BITS)];
+	same = s->page == page && s->csum == csum;
+	s->page = page;
+	s->csum = csum;
+	spin_unlock(&fm->seen_lock);
+	return same;
+}
+
 static void flowjit_arm_work(struct callback_head *head)
 {
 	struct mm_struct *mm = current->mm;
+	struct flowjit_mm *fm;
 
 	kfree(head);
+	if (mm && atomic_read(&flowjit_all_users))
+		flowjit_mm_get_state(mm);
 	if (!mm || !flowjit_mm_tracked(mm))
 		return;
+	/* a new event sees every page again: report them all again */
+	fm = READ_ONCE(mm->flowjit);
+	flowjit_seen_alloc(fm);
+	flowjit_seen_forget(fm, 0, ULONG_MAX);
 	mmap_write_lock(mm);
 	flowjit_arm_mm(mm);
 	mmap_write_unlock(mm);
@@ -168,7 +285,7 @@ static int flowjit_track(struct perf_event *event, struct mm_struct *mm)
 	mmgrab(mm);
 	mutex_lock(&flowjit_trackers_lock);
 	list_add(&t->node, &flowjit_trackers);
-	atomic_inc(&fm->users);
+	flowjit_mm_user_inc(fm);
 	mutex_unlock(&flowjit_trackers_lock);
 	return 0;
 }
@@ -191,7 +308,7 @@ static void flowjit_untrack_locked(struct flowjit_tracker *t)
 	struct flowjit_mm *fm = READ_ONCE(t->mm->flowjit);
 
 	if (fm)
-		atomic_dec(&fm->users);
+		flowjit_mm_user_dec(fm);
 	mmdrop(t->mm);
 }
 
@@ -220,11 +337,71 @@ int flowjit_perf_event_attach(struct perf_event *event, struct task_struct *task
 	return err;
 }
 
+static bool flowjit_event_tracks_all(struct perf_event *event)
+{
+	return event->attr.flowjit && !event->attr.exclude_user &&
+	       !(event->attach_state & PERF_ATTACH_TASK);
+}
+
+/*
+ * Have every user process arm its address space, from task work, as a
+ * per-task event has its target do. Called when the first CPU-wide
+ * event that tracks user space is created; processes created later are
+ * tracked from their fork or exec on.
+ */
+static void flowjit_arm_all(void)
+{
+	struct task_struct *p;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		struct callback_head *work;
+
+		if ((p->flags & PF_KTHREAD) || !READ_ONCE(p->mm))
+			continue;
+		work = kmalloc(sizeof(*work), GFP_ATOMIC);
+		if (!work)
+			break;	/* the rest run unobserved until they fork */
+		init_task_work(work, flowjit_arm_work);
+		if (task_work_add(p, work, TWA_SIGNAL))
+			kfree(work);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * A perf event with attr.flowjit is created. A CPU-wide one that does
+ * not exclude user space tracks every user address space while it
+ * exists: perf's own CPU-wide permission is what it takes, as for
+ * PERF_SAMPLE_STACK_USER, which copies user memory of every process.
+ */
+void flowjit_perf_event_account(struct perf_event *event)
+{
+	if (!flowjit_event_tracks_all(event))
+		return;
+	if (atomic_inc_return(&flowjit_all_users) == 1)
+		atomic_inc(&flowjit_tracked_mms);
+	/*
+	 * perf checks CPU-wide permission after this: arm only for an
+	 * event that will pass it, and once while such events exist.
+	 */
+	if (!perf_allow_cpu(&event->attr) &&
+	    !atomic_cmpxchg(&flowjit_all_armed, 0, 1))
+		flowjit_arm_all();
+}
+
 /* The event goes away: its address space may go back to normal. */
 void flowjit_perf_event_detach(struct perf_event *event)
 {
 	struct flowjit_tracker *t;
 
+	if (flowjit_event_tracks_all(event)) {
+		if (atomic_dec_return(&flowjit_all_users) == 0) {
+			atomic_set(&flowjit_all_armed, 0);
+			atomic_dec(&flowjit_tracked_mms);
+		}
+		return;
+	}
 	if (!flowjit_event_tracks_user(event))
 		return;
 	mutex_lock(&flowjit_trackers_lock);
@@ -252,6 +429,8 @@ void flowjit_exec(void)
 	struct flowjit_tracker *t;
 	struct flowjit_mm *fm;
 
+	if (mm && atomic_read(&flowjit_all_users))
+		flowjit_mm_get_state(mm);
 	if (!mm || list_empty_careful(&flowjit_trackers))
 		return;
 	fm = flowjit_mm_get_state(mm);
@@ -262,7 +441,7 @@ void flowjit_exec(void)
 		flowjit_untrack_locked(t);
 		mmgrab(mm);
 		t->mm = mm;
-		atomic_inc(&fm->users);
+		flowjit_mm_user_inc(fm);
 	}
 	mutex_unlock(&flowjit_trackers_lock);
 	if (fm && !atomic_read(&fm->users) &&
@@ -271,7 +450,7 @@ void flowjit_exec(void)
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
-			      u64 len, u32 rev, const void *bytes)
+			      u64 len, u32 rev, const void *bytes, u32 csum)
 {
 	struct flowjit_image img = {
 		.kind		= FLOWJIT_KIND_USER_JIT,
@@ -283,25 +462,33 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
 		.len		= len,
 		.revision	= rev,
 		.bytes		= bytes,
+		.has_csum	= !!bytes,
+		.csum		= csum,
 	};
 
 	flowjit_emit(&img);
 }
 
-/* Snapshot the page at @addr of @page; it is read-only in every TLB. */
+/*
+ * Snapshot the page at @addr of @page; it is read-only in every TLB.
+ * Bytes that are the page's last snapshot are not reported again.
+ */
 static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 			     struct page *page)
 {
 	void *kaddr = kmap_local_page(page);
+	u32 csum = flowjit_csum(kaddr, PAGE_SIZE);
 
-	flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
-			  atomic64_inc_return(&fm->revision), kaddr);
+	if (!flowjit_seen_same(fm, addr, csum))
+		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
+				  atomic64_inc_return(&fm->revision), kaddr,
+				  csum);
 	kunmap_local(kaddr);
 }
 
 /*
  * An instruction fetch hit a present, non-executable PTE of an
- * executable anonymous VMA. In a tracked address space, snapshot the
+ * executable VMA it tracks. In a tracked address space, snapshot the
  * page and make it executable and read-only; otherwise the page is left
  * over from tracking that ended: make it executable again.
  */
@@ -311,18 +498,39 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
-	struct page *page;
+	struct page *page, *locked = NULL;
 	pte_t entry;
 
+	if (flowjit_fm_tracked(fm))
+		flowjit_seen_alloc(fm);	/* before the page table lock */
 	vmf->ptl = pte_lockptr(mm, vmf->pmd);
 	spin_lock(vmf->ptl);
+again:
 	entry = vmf->orig_pte;
 	if (unlikely(!pte_same(*vmf->pte, entry))) {
 		update_mmu_tlb(vma, vmf->address, vmf->pte);
 		goto unlock;
 	}
 	page = vm_normal_page(vma, addr, entry);
-	if (fm && atomic_read(&fm->users) && page) {
+	if (flowjit_fm_tracked(fm) && page && !PageAnon(page) &&
+	    !locked) {
+		/*
+		 * A page of a shared file: other mappings of it may write
+		 * it. Write-protect them under the page lock, which their
+		 * write faults take before re-arming this mapping
+		 * (flowjit_rearm_aliases()), then look again.
+		 */
+		get_page(page);
+		pte_unmap_unlock(vmf->pte, vmf->ptl);
+		lock_page(page);
+		locked = page;
+		if (folio_mkclean(page_folio(page)))
+			set_page_dirty(page);	/* keep what the PTEs knew */
+		vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address,
+					       &vmf->ptl);
+		goto again;
+	}
+	if (flowjit_fm_tracked(fm) && page) {
 		/*
 		 * No CPU may write the page while it is copied. Clearing RW
 		 * atomically keeps a dirty bit the hardware sets meanwhile.
@@ -338,7 +546,62 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	update_mmu_cache(vma, addr, vmf->pte);
 unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	if (locked) {
+		unlock_page(locked);
+		put_page(locked);
+	}
 	return 0;
+}
+
+/*
+ * @page, locked, is about to become writable through @except (a write
+ * fault in a shared mapping): re-arm every other executable mapping of
+ * it in a tracked address space, so that its next instruction fetch
+ * snapshots what is written now. The page lock orders this against the
+ * exec fault, which write-protects the writable mappings under it before
+ * its snapshot. The VMAs found under i_mmap_rwsem keep their page tables
+ * (free_pgtables() unlinks them first), as for the reverse map.
+ */
+void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
+{
+	struct address_space *mapping = page_mapping(page);
+	pgoff_t pgoff = page_to_pgoff(page);
+	struct vm_area_struct *vma;
+
+	if (!mapping || !shmem_mapping(mapping))
+		return;
+	i_mmap_lock_read(mapping);
+	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+		unsigned long addr;
+		spinlock_t *ptl;	/* of ptep */
+		pte_t *ptep, pte;
+
+		if (vma == except || !flowjit_vma_trackable(vma) ||
+		    !flowjit_mm_tracked(vma->vm_mm))
+			continue;
+		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
+		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
+			continue;
+		pte = ptep_get(ptep);
+		/* executable PTEs flowjit made are read-only: no dirty bit */
+		if (pte_present(pte) && pte_exec(pte) &&
+		    pte_pfn(pte) == page_to_pfn(page)) {
+			set_pte_at(vma->vm_mm, addr, ptep,
+				   pte_set_flags(pte, _PAGE_NX));
+			flush_tlb_page(vma, addr);
+		}
+		pte_unmap_unlock(ptep, ptl);
+	}
+	i_mmap_unlock_read(mapping);
+}
+
+/*
+ * A huge PMD of a VMA flowjit tracks is non-executable: snapshots are
+ * taken 4 KiB at a time, so split the mapping (the folio stays huge).
+ */
+void __flowjit_split_huge_exec(struct vm_fault *vmf)
+{
+	split_huge_pmd(vmf->vma, vmf->pmd, vmf->address);
 }
 
 /*
@@ -367,13 +630,14 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 {
 	struct flowjit_mm *fm = READ_ONCE(vma->vm_mm->flowjit);
 
-	if (!fm || !atomic_read(&fm->users) || !flowjit_vma_trackable(vma))
+	if (!flowjit_fm_tracked(fm) || !flowjit_vma_trackable(vma))
 		return;
 	start = max(start, vma->vm_start);
 	end = min(end, vma->vm_end);
+	flowjit_seen_forget(fm, start, end);
 	if (start < end)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, start, end - start,
-				  0, NULL);
+				  0, NULL, 0);
 }
 
 /* mremap() moved [old, old + len) of a tracked VMA into @vma at @new. */
@@ -403,12 +667,16 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 {
 	struct flowjit_mm *fm;
 
+	if (atomic_read(&flowjit_all_users)) {
+		flowjit_mm_get_state(mm);	/* tracked as every mm is */
+		return;
+	}
 	if (!flowjit_mm_tracked(oldmm) ||
 	    !perf_event_task_has(tsk, flowjit_event_tracks_user))
 		return;
 	fm = flowjit_mm_get_state(mm);
 	if (fm)
-		atomic_inc(&fm->users);
+		flowjit_mm_user_inc(fm);
 }
 
 void flowjit_mm_init(struct mm_struct *mm)
@@ -429,10 +697,10 @@ void flowjit_task_exit(struct task_struct *tsk)
 	if (!mm || atomic_read(&mm->mm_users) != 1)
 		return;
 	fm = READ_ONCE(mm->flowjit);
-	if (!fm || !atomic_read(&fm->users) || fm->retired)
+	if (!flowjit_fm_tracked(fm) || fm->retired)
 		return;
 	fm->retired = true;
-	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL);
+	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0);
 }
 
 /* The address space is gone (exit, exec): retire all of it. */
@@ -442,12 +710,15 @@ void flowjit_mm_exit(struct mm_struct *mm)
 
 	if (!fm)
 		return;
-	if (atomic_read(&fm->users) && !fm->retired)
+	if (flowjit_fm_tracked(fm) && !fm->retired)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
-				  NULL);
+				  NULL, 0);
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);
 	WRITE_ONCE(mm->flowjit, NULL);
+	if (atomic_read(&fm->users))
+		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
+	kfree(fm->seen);
 	kfree(fm);
 }

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CPU-wide flowjit events (perf record -a) track every user address
+ * space: processes running when the first such event is created are
+ * armed from task work, and processes forked or exec'd later are tracked
+ * from the start. Their snapshots reach the CPU-wide events of the CPU
+ * that ran the code.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "../kselftest_harness.h"
+#include "jit_trace.h"
+
+#define PAGE		4096UL
+#define EBPF_JIT	"/samples/ebpf-jit"
+
+static void emit_ret_imm(uint8_t *p, uint32_t val)
+{
+	p[0] = 0xb8;
+	memcpy(p + 1, &val, 4);
+	p[5] = 0xc3;
+}
+
+static int open_cpu_wide(struct sb *sb)
+{
+	struct perf_event_attr attr;
+
+	sb_attr_init(&attr);
+	attr.flowjit = 1;
+	attr.exclude_kernel = 1;
+	return sb_open(sb, &attr);
+}
+
+/* the snapshot of @addr by @pid */
+static struct fj_obj *find(struct fj_set *set, pid_t pid, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
+		    o->rec.pid == (uint32_t)pid)
+			return o;
+	}
+	return NULL;
+}
+
+/* in a child: wait for @go, write and run code, report its page */
+static void jit_child(int go, int back)
+{
+	uint8_t *m;
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(1);
+	emit_ret_imm(m + 16, 4242);
+	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) ||
+	    ((int (*)(void))(m + 16))() != 4242)
+		_exit(1);
+	if (write(back, &m, sizeof(m)) != sizeof(m))
+		_exit(1);
+	_exit(0);
+}
+
+/* A process already running when the event is opened is armed. */
+TEST(running_process_is_armed)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	int go[2], back[2], status;
+	uint8_t expect[PAGE] = { 0 };
+	struct fj_obj *o;
+	struct sb sb;
+	uint8_t *m;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(back));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		jit_child(go[0], back[1]);
+	usleep(100000);		/* let it block in read() */
+	ASSERT_EQ(0, open_cpu_wide(&sb));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(sizeof(m), read(back[0], &m, sizeof(m)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	fj_collect(&sb, set);
+	o = find(set, pid, (uintptr_t)m);
+	ASSERT_NE(NULL, o) TH_LOG("no snapshot of the child's code");
+	emit_ret_imm(expect + 16, 4242);
+	EXPECT_TRUE(fj_complete(o));
+	EXPECT_EQ(0, memcmp(o->bytes, expect, PAGE));
+	EXPECT_EQ(0, fj_lost(&sb));
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+/*
+ * A JIT started after the event, not inherited from anything: every
+ * revision it ran was captured with its bytes.
+ */
+TEST(process_started_later_is_tracked)
+{
+	char *argv[5] = { EBPF_JIT, "--log", "/tmp/jit_cpuwide.log",
+			 "rewrite", NULL };
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct jt_rev *revs = calloc(JT_MAX_REVS, sizeof(*revs));
+	int status, n, missing;
+	struct sb sb;
+	pid_t pid;
+
+	if (access(EBPF_JIT, X_OK))
+		SKIP(return, "%s not installed", EBPF_JIT);
+	ASSERT_NE(NULL, set);
+	ASSERT_NE(NULL, revs);
+	ASSERT_EQ(0, open_cpu_wide(&sb));
+	unlink("/tmp/jit_cpuwide.log");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		fj_collect(&sb, set);
+		usleep(5000);
+	}
+	fj_collect(&sb, set);
+	ASSERT_EQ(0, status);
+	n = jt_read_log("/tmp/jit_cpuwide.log", revs, JT_MAX_REVS);
+	ASSERT_LT(0, n);
+	missing = jt_missing(revs, n, set, pid, false);
+	TH_LOG("%d revisions ran, %d records, %llu lost, %d not captured", n,
+	       set->records, (unsigned long long)fj_lost(&sb), missing);
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, fj_lost(&sb));
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+	free(revs);
+}
+
+/* After the last CPU-wide event, code runs and is rewritten as usual. */
+TEST(closing_the_event_untracks)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct sb sb;
+	uint8_t *m;
+
+	ASSERT_NE(NULL, set);
+	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, open_cpu_wide(&sb));
+	emit_ret_imm(m, 7);
+	ASSERT_EQ(0, mprotect(m, PAGE, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(7, ((int (*)(void))m)());
+	fj_collect(&sb, set);
+	EXPECT_NE(NULL, find(set, getpid(), (uintptr_t)m));
+	sb_close(&sb);
+	/* the page is armed again by the write, then found untracked */
+	ASSERT_EQ(0, mprotect(m, PAGE, PROT_READ | PROT_WRITE));
+	emit_ret_imm(m, 8);
+	ASSERT_EQ(0, mprotect(m, PAGE, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(8, ((int (*)(void))m)());
+	munmap(m, PAGE);
+	fj_reset(set);
+	free(set);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User JIT code in shared memory: executable mappings of a memfd are
+ * tracked as anonymous ones, and a write through another mapping of the
+ * same page (the "dual mapping" W^X JITs use: RW at one address, RX at
+ * another) re-arms the executable one, so every revision that runs is
+ * snapshotted. Code in a file with a name is not tracked.
+ *
+ * The code is "mov eax, imm32; ret" (b8 imm32 c3): a call's return value
+ * says which revision ran.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "flowjit_records.h"
+
+#define PAGE	4096UL
+#define NPAGES	4
+
+static void emit_ret_imm(uint8_t *p, uint32_t val)
+{
+	p[0] = 0xb8;
+	memcpy(p + 1, &val, 4);
+	p[5] = 0xc3;
+}
+
+static int call(const void *p)
+{
+	return ((int (*)(void))p)();
+}
+
+/* the snapshot of the page at @addr with revision > @after */
+static struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
+				uint32_t after)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
+		    o->rec.revision > after)
+			return o;
+	}
+	return NULL;
+}
+
+static int count_images(struct fj_set *set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < set->nr; i++)
+		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
+		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
+	return n;
+}
+
+FIXTURE(shared) {
+	struct sb sb;
+	struct fj_set *set;
+	int fd;
+	uint8_t *w;		/* RW alias */
+	uint8_t *x;		/* RX alias */
+};
+
+FIXTURE_SETUP(shared)
+{
+	struct perf_event_attr attr;
+	int err;
+
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	sb_attr_init(&attr);
+	attr.flowjit = 1;
+	attr.exclude_kernel = 1;
+	err = sb_open_task(&self->sb, &attr, 0);
+	ASSERT_EQ(0, err) TH_LOG("flowjit per-task event: %s", strerror(-err));
+	self->fd = memfd_create("fj-code", MFD_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PAGE));
+	self->w = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->w);
+	self->x = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_EXEC,
+		       MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->x);
+}
+
+FIXTURE_TEARDOWN(shared)
+{
+	munmap(self->w, NPAGES * PAGE);
+	munmap(self->x, NPAGES * PAGE);
+	close(self->fd);
+	sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
+
+/*
+ * Write through the RW alias, run through the RX alias, @n times at
+ * offsets 8 apart; each revision must have a snapshot at the RX address
+ * with the bytes that ran.
+ */
+static void check_revisions(struct __test_metadata *_metadata,
+			    struct _test_data_shared *self, int n,
+			    uint8_t (*expect)[PAGE])
+{
+	uint32_t rev = 0;
+	int i;
+
+	fj_collect(&self->sb, self->set);
+	for (i = 0; i < n; i++) {
+		struct fj_obj *o = find_page(self->set, (uintptr_t)self->x,
+					     rev);
+
+		ASSERT_NE(NULL, o) TH_LOG("no snapshot of revision %d", i);
+		EXPECT_TRUE(fj_complete(o));
+		EXPECT_EQ(getpid(), o->rec.pid);
+		EXPECT_EQ(0, memcmp(o->bytes, expect[i], PAGE))
+			TH_LOG("snapshot %d has other bytes", i);
+		rev = o->rec.revision;
+	}
+	EXPECT_EQ(0, fj_lost(&self->sb));
+}
+
+/* RW and RX aliases in one process: each rewrite is a new revision. */
+TEST_F(shared, dual_mapping_rewrites_are_captured)
+{
+	static uint8_t expect[4][PAGE];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		emit_ret_imm(self->w + 8 * i, 300 + i);
+		memcpy(expect[i], self->w, PAGE);
+		ASSERT_EQ(300 + i, call(self->x + 8 * i));
+	}
+	check_revisions(_metadata, self, 4, expect);
+}
+
+/*
+ * The same code run twice without a write in between is one snapshot;
+ * a write to the other page of the RW alias does not re-arm this one.
+ */
+TEST_F(shared, dual_mapping_rearms_only_the_page_written)
+{
+	emit_ret_imm(self->w, 1);
+	emit_ret_imm(self->w + PAGE, 2);
+	ASSERT_EQ(1, call(self->x));
+	ASSERT_EQ(2, call(self->x + PAGE));
+	emit_ret_imm(self->w + PAGE, 3);
+	ASSERT_EQ(1, call(self->x));
+	ASSERT_EQ(3, call(self->x + PAGE));
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(3, count_images(self->set));
+	EXPECT_EQ(0, fj_lost(&self->sb));
+}
+
+/* A fresh RW view for every write (do_shared_fault() makes it writable). */
+TEST_F(shared, fresh_rw_view_for_each_write)
+{
+	static uint8_t expect[3][PAGE];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint8_t *v = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, self->fd, 0);
+
+		ASSERT_NE(MAP_FAILED, v);
+		emit_ret_imm(v + 8 * i, 400 + i);
+		memcpy(expect[i], v, PAGE);
+		munmap(v, PAGE);
+		ASSERT_EQ(400 + i, call(self->x + 8 * i));
+	}
+	check_revisions(_metadata, self, 3, expect);
+}
+
+/* The writer is another, untracked process with its own RW mapping. */
+TEST_F(shared, writer_in_another_process)
+{
+	static uint8_t expect[3][PAGE];
+	int i, status;
+
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			uint8_t *v = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+					  MAP_SHARED, self->fd, 0);
+
+			if (v == MAP_FAILED)
+				_exit(1);
+			/* first through the mapping inherited, then its own */
+			emit_ret_imm(self->w + 8 * i, 0);
+			emit_ret_imm(v + 8 * i, 500 + i);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+		memcpy(expect[i], self->w, PAGE);
+		ASSERT_EQ(500 + i, call(self->x + 8 * i));
+	}
+	check_revisions(_metadata, self, 3, expect);
+}
+
+/* One shared RWX mapping of a memfd, rewritten in place. */
+TEST_F(shared, shared_rwx_mapping_rewritten_in_place)
+{
+	static uint8_t expect[3][PAGE];
+	uint8_t *rwx = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+			    MAP_SHARED, self->fd, 0);
+	uint32_t rev = 0;
+	int i;
+
+	ASSERT_NE(MAP_FAILED, rwx);
+	for (i = 0; i < 3; i++) {
+		emit_ret_imm(rwx + 8 * i, 600 + i);
+		memcpy(expect[i], rwx, PAGE);
+		ASSERT_EQ(600 + i, call(rwx + 8 * i));
+	}
+	fj_collect(&self->sb, self->set);
+	for (i = 0; i < 3; i++) {
+		struct fj_obj *o = find_page(self->set, (uintptr_t)rwx, rev);
+
+		ASSERT_NE(NULL, o) TH_LOG("no snapshot of revision %d", i);
+		EXPECT_EQ(0, memcmp(o->bytes, expect[i], PAGE));
+		rev = o->rec.revision;
+	}
+	munmap(rwx, PAGE);
+}
+
+/* Code in a tmpfs file with a name is read from the file: not tracked. */
+TEST_F(shared, named_file_is_not_tracked)
+{
+	uint8_t code[PAGE] = { 0 };
+	uint8_t *x;
+	int fd;
+
+	emit_ret_imm(code, 700);
+	fd = open("/tmp/fj-named-code", O_RDWR | O_CREAT | O_TRUNC, 0700);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(PAGE, write(fd, code, PAGE));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	ASSERT_EQ(700, call(x));
+	/* the memfd's RX alias next to it is tracked */
+	emit_ret_imm(self->w, 701);
+	ASSERT_EQ(701, call(self->x));
+	fj_collect(&self->sb, self->set);
+	EXPECT_EQ(NULL, find_page(self->set, (uintptr_t)x, 0));
+	EXPECT_NE(NULL, find_page(self->set, (uintptr_t)self->x, 0));
+	munmap(x, PAGE);
+	close(fd);
+	unlink("/tmp/fj-named-code");
+}
+
+TEST_HARNESS_MAIN
