@@ -17,41 +17,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
-#include "flowjit_records.h"
-
-#define PAGE	4096UL
-
-typedef int (*jit_fn)(void);
-
-/* write "mov eax, @val; ret" at @p */
-static void emit_ret_imm(uint8_t *p, uint32_t val)
-{
-	p[0] = 0xb8;
-	memcpy(p + 1, &val, 4);
-	p[5] = 0xc3;
-}
-
-static int call(void *p)
-{
-	return ((jit_fn)p)();
-}
-
-/* the user JIT snapshot of the page at @addr with revision > @after */
-static struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
-				uint32_t after)
-{
-	int i;
-
-	for (i = 0; i < set->nr; i++) {
-		struct fj_obj *o = &set->obj[i];
-
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
-		    o->rec.revision > after)
-			return o;
-	}
-	return NULL;
-}
+#include "user_jit.h"
 
 static struct fj_obj *find_retire(struct fj_set *set, uint64_t addr)
 {

@@ -12,16 +12,9 @@
 
 #include "../kselftest_harness.h"
 #include "jit_trace.h"
+#include "user_jit.h"
 
-#define PAGE		4096UL
 #define EBPF_JIT	"/samples/ebpf-jit"
-
-static void emit_ret_imm(uint8_t *p, uint32_t val)
-{
-	p[0] = 0xb8;
-	memcpy(p + 1, &val, 4);
-	p[5] = 0xc3;
-}
 
 static int open_cpu_wide(struct sb *sb)
 {

@@ -13,21 +13,7 @@
 #include <sys/mman.h>
 
 #include "../kselftest_harness.h"
-#include "flowjit_records.h"
-
-#define PAGE	4096UL
-
-static void emit_ret_imm(uint8_t *p, uint32_t val)
-{
-	p[0] = 0xb8;
-	memcpy(p + 1, &val, 4);
-	p[5] = 0xc3;
-}
-
-static int call(const void *p)
-{
-	return ((int (*)(void))p)();
-}
+#include "user_jit.h"
 
 /* snapshots of the page at @addr in @set */
 static int images_of(struct fj_set *set, uint64_t addr)

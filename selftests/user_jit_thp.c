@@ -11,22 +11,9 @@
 #include <sys/mman.h>
 
 #include "../kselftest_harness.h"
-#include "flowjit_records.h"
+#include "user_jit.h"
 
-#define PAGE	4096UL
 #define HPAGE	(2UL << 20)
-
-static void emit_ret_imm(uint8_t *p, uint32_t val)
-{
-	p[0] = 0xb8;
-	memcpy(p + 1, &val, 4);
-	p[5] = 0xc3;
-}
-
-static int call(const void *p)
-{
-	return ((int (*)(void))p)();
-}
 
 /* AnonHugePages of /proc/meminfo, in kB; -1 if absent */
 static long anon_huge_kb(void)
@@ -42,22 +29,6 @@ static long anon_huge_kb(void)
 			break;
 	fclose(f);
 	return kb;
-}
-
-static struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
-				uint32_t after)
-{
-	int i;
-
-	for (i = 0; i < set->nr; i++) {
-		struct fj_obj *o = &set->obj[i];
-
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
-		    o->rec.revision > after)
-			return o;
-	}
-	return NULL;
 }
 
 TEST(huge_page_code_is_snapshotted_per_4k_page)

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the user JIT selftests share: write a tiny function into a page,
+ * call it, and find the snapshot flowjit took of a page.
+ */
+#ifndef FLOWJIT_USER_JIT_H
+#define FLOWJIT_USER_JIT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "flowjit_records.h"
+
+#define PAGE	4096UL
+
+/* write "mov eax, @val; ret" at @p */
+static inline void emit_ret_imm(uint8_t *p, uint32_t val)
+{
+	p[0] = 0xb8;
+	memcpy(p + 1, &val, 4);
+	p[5] = 0xc3;
+}
+
+static inline int call(const void *p)
+{
+	return ((int (*)(void))p)();
+}
+
+/* the user JIT snapshot of the page at @addr with revision > @after */
+static inline struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
+				       uint32_t after)
+{
+	int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
+		    o->rec.revision > after)
+			return o;
+	}
+	return NULL;
+}
+
+#endif /* FLOWJIT_USER_JIT_H */
