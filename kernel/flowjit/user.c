@@ -446,7 +446,7 @@ void flowjit_exec(void)
 	mutex_unlock(&flowjit_trackers_lock);
 	if (fm && !atomic_read(&fm->users) &&
 	    perf_event_task_has(current, flowjit_event_tracks_user))
-		atomic_inc(&fm->users);
+		flowjit_mm_user_inc(fm);
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
