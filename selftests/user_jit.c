@@ -34,16 +34,6 @@ static struct fj_obj *find_retire(struct fj_set *set, uint64_t addr)
 	return NULL;
 }
 
-static int count_images(struct fj_set *set)
-{
-	int i, n = 0;
-
-	for (i = 0; i < set->nr; i++)
-		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
-		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
-	return n;
-}
-
 static void user_attr(struct perf_event_attr *attr)
 {
 	sb_attr_init(attr);

@@ -43,4 +43,15 @@ static inline struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
 	return NULL;
 }
 
+/* how many user JIT snapshots @set holds */
+static inline int count_images(struct fj_set *set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < set->nr; i++)
+		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
+		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
+	return n;
+}
+
 #endif /* FLOWJIT_USER_JIT_H */

@@ -20,16 +20,6 @@
 
 #define NPAGES	4
 
-static int count_images(struct fj_set *set)
-{
-	int i, n = 0;
-
-	for (i = 0; i < set->nr; i++)
-		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
-		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
-	return n;
-}
-
 FIXTURE(shared) {
 	struct sb sb;
 	struct fj_set *set;
