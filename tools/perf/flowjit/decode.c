@@ -193,7 +193,8 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 {
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
 	const struct flowjit_rev *rev;
-	size_t len;
+	const u8 *bytes = NULL;
+	size_t len = 0, n;	/* bytes valid at *ip */
 	u64 asid;
 
 	if (!fp || !flowjit_pt__asid(fp, pid, kernel, time, &asid))
@@ -206,12 +207,25 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 			flowjit_pt__name_user_code(fp, rev, pid);
 	}
 	while (1) {
-		len = flowjit_store__read(fp->store, asid, *ip, time, late, buf, sizeof(buf));
-		if (!len)
-			return FLOWJIT_WALK_NONE;
-		if (intel_pt_get_insn(buf, len, 1, insn)) {
+		/*
+		 * Decode in place while a whole instruction buffer lies in
+		 * bytes one lookup answered; near their end, copy what is
+		 * live there (maybe from the next image).
+		 */
+		if (len < INTEL_PT_INSN_BUF_SZ) {
+			len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes);
+			if (!len)
+				return FLOWJIT_WALK_NONE;
+			if (len < INTEL_PT_INSN_BUF_SZ) {
+				len = flowjit_store__read(fp->store, asid, *ip, time, late, buf,
+							  sizeof(buf));
+				bytes = buf;
+			}
+		}
+		n = min_t(size_t, len, INTEL_PT_INSN_BUF_SZ);
+		if (intel_pt_get_insn(bytes, n, 1, insn)) {
 			/* maybe the rest is in an image that is not live yet */
-			if (!late && len < sizeof(buf))
+			if (!late && n < INTEL_PT_INSN_BUF_SZ)
 				return FLOWJIT_WALK_NONE;
 			pr_debug("flowjit: cannot decode the image bytes at %#llx\n",
 				 (unsigned long long)*ip);
@@ -224,6 +238,8 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 		if (max_insn_cnt && *insn_cnt >= max_insn_cnt)
 			return 0;
 		*ip += insn->length;
+		bytes += insn->length;
+		len -= insn->length;
 		if (to_ip && *ip == to_ip) {
 			insn->length = 0;
 			insn->op = INTEL_PT_OP_OTHER;

@@ -2,23 +2,34 @@
 /*
  * perf and flowjit: the image store of a trace decoder.
  *
- * Revisions are kept in one array sorted by (asid, start); a lookup
- * bisects to the last revision starting at or below the address and
- * walks back while a revision of the longest length seen could still
- * cover it. Nothing is ever overwritten: an address reused by other code
- * is a new revision with a later time, and a retire record only hides
- * older revisions from lookups at or after its time. So the answer for
- * (asid, ip, time) does not depend on the order records were added in,
- * nor on how far the decoder is behind or ahead of the side-band.
+ * Each address space has two interval trees (augmented rbtrees ordered
+ * by start, linux/interval_tree_generic.h): its revisions and its retire
+ * records. A lookup visits only the records that cover the address, so
+ * its cost does not grow with the number of pages, images of other
+ * lengths or retire records elsewhere. Nothing is ever overwritten: an
+ * address reused by other code is a new revision with a later time, and
+ * a retire record only hides older revisions from lookups at or after
+ * its time. So the answer for (asid, ip, time) does not depend on the
+ * order records were added in, nor on how far the decoder is behind or
+ * ahead of the side-band.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/interval_tree_generic.h>
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 
 #include "store.h"
 #include "util/debug.h"
+
+#define FJ_START(n)	((n)->start)
+#define FJ_LAST(n)	((n)->end - 1)
+
+INTERVAL_TREE_DEFINE(struct flowjit_rev, rb, u64, subtree_last, FJ_START, FJ_LAST,
+		     static inline, flowjit_rev_it)
+INTERVAL_TREE_DEFINE(struct flowjit_retire, rb, u64, subtree_last, FJ_START, FJ_LAST,
+		     static inline, flowjit_retire_it)
 
 struct flowjit_store *flowjit_store__new(void)
 {
@@ -31,17 +42,24 @@ struct flowjit_store *flowjit_store__new(void)
 
 void flowjit_store__delete(struct flowjit_store *st)
 {
+	struct flowjit_retire *t, *tn;
+	struct flowjit_rev *r, *rn;
 	size_t i;
 
 	if (!st)
 		return;
 	flowjit_reasm__exit(&st->ra);
-	for (i = 0; i < st->nr_revs; i++) {
-		free(st->revs[i]->bytes);
-		free(st->revs[i]);
+	for (i = 0; i < st->nr_spaces; i++) {
+		struct flowjit_space *sp = &st->spaces[i];
+
+		rbtree_postorder_for_each_entry_safe(r, rn, &sp->revs.rb_root, rb) {
+			free(r->bytes);
+			free(r);
+		}
+		rbtree_postorder_for_each_entry_safe(t, tn, &sp->retires.rb_root, rb)
+			free(t);
 	}
-	free(st->revs);
-	free(st->retires);
+	free(st->spaces);
 	free(st->pids);
 	free(st);
 }
@@ -62,21 +80,46 @@ static int flowjit_store__grow(void **arr, size_t *max, size_t nr, size_t size)
 	return 0;
 }
 
-/* index of the first revision after (asid, addr) */
-static size_t flowjit_store__upper(const struct flowjit_store *st, u64 asid, u64 addr)
+/* the address space @asid, NULL if it has no record */
+static struct flowjit_space *flowjit_store__space(struct flowjit_store *st, u64 asid)
 {
-	size_t lo = 0, hi = st->nr_revs;
+	size_t lo = 0, hi = st->nr_spaces;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct flowjit_rev *r = st->revs[mid];
 
-		if (r->asid < asid || (r->asid == asid && r->start <= addr))
+		if (st->spaces[mid].asid == asid)
+			return &st->spaces[mid];
+		if (st->spaces[mid].asid < asid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	return NULL;
+}
+
+/* the same, added if it is new (the trees do not point at their roots) */
+static struct flowjit_space *flowjit_store__new_space(struct flowjit_store *st, u64 asid)
+{
+	struct flowjit_space *sp = flowjit_store__space(st, asid);
+	size_t at;
+
+	if (sp)
+		return sp;
+	if (flowjit_store__grow((void **)&st->spaces, &st->max_spaces, st->nr_spaces,
+				sizeof(*st->spaces)))
+		return NULL;
+	for (at = st->nr_spaces; at && st->spaces[at - 1].asid > asid; at--)
+		;
+	memmove(st->spaces + at + 1, st->spaces + at,
+		(st->nr_spaces - at) * sizeof(*st->spaces));
+	st->spaces[at] = (struct flowjit_space){
+		.asid		= asid,
+		.revs		= RB_ROOT_CACHED,
+		.retires	= RB_ROOT_CACHED,
+	};
+	st->nr_spaces++;
+	return &st->spaces[at];
 }
 
 static bool flowjit__later(u64 t1, u64 s1, u64 t2, u64 s2)
@@ -147,17 +190,24 @@ bool flowjit_store__pid_asid(struct flowjit_store *st, u32 pid, u64 time, u64 *a
 static int flowjit_store__add_retire(struct flowjit_store *st,
 				     const struct flowjit_record *rec, u64 time)
 {
-	if (flowjit_store__grow((void **)&st->retires, &st->max_retires, st->nr_retires,
-				sizeof(*st->retires)))
-		return -ENOMEM;
-	st->retires[st->nr_retires++] = (struct flowjit_retire){
-		.asid	= rec->asid,
-		.start	= rec->addr,
-		.end	= rec->addr + rec->len < rec->addr ? (u64)-1 : rec->addr + rec->len,
-		.time	= time,
-		.seq	= st->seq++,
-	};
+	struct flowjit_space *sp;
+	struct flowjit_retire *r;
+
 	st->stats.retires++;
+	if (rec->len) {
+		sp = flowjit_store__new_space(st, rec->asid);
+		r = zalloc(sizeof(*r));
+		if (!sp || !r) {
+			free(r);
+			return -ENOMEM;
+		}
+		r->start = rec->addr;
+		r->end = rec->addr + rec->len < rec->addr ? (u64)-1 : rec->addr + rec->len;
+		r->time = time;
+		r->seq = st->seq++;
+		flowjit_retire_it_insert(r, &sp->retires);
+		st->nr_retires++;
+	}
 	/*
 	 * The retire record of a whole address space: addr 0, len
 	 * TASK_SIZE_MAX (at least x86-64's 0x7ffffffff000 of 4-level paging).
@@ -171,13 +221,13 @@ static int flowjit_store__add_image(struct flowjit_store *st, struct flowjit_ima
 				    u64 time, const struct flowjit_rev **added)
 {
 	const struct flowjit_record *rec = &img->rec;
+	struct flowjit_space *sp;
 	struct flowjit_rev *rev;
-	size_t at;
 
-	if (!rec->len || rec->addr + rec->len < rec->addr)
+	if (!rec->len || rec->addr + rec->len <= rec->addr)
 		return 0;	/* nothing to decode, or wraps around */
-	if (flowjit_store__grow((void **)&st->revs, &st->max_revs, st->nr_revs,
-				sizeof(*st->revs)))
+	sp = flowjit_store__new_space(st, rec->asid);
+	if (!sp)
 		return -ENOMEM;
 	rev = zalloc(sizeof(*rev));
 	if (!rev)
@@ -196,12 +246,8 @@ static int flowjit_store__add_image(struct flowjit_store *st, struct flowjit_ima
 		.bytes		= img->bytes,
 	};
 	img->bytes = NULL;	/* the revision owns them now */
-	at = flowjit_store__upper(st, rev->asid, rev->start);
-	memmove(st->revs + at + 1, st->revs + at, (st->nr_revs - at) * sizeof(*st->revs));
-	st->revs[at] = rev;
+	flowjit_rev_it_insert(rev, &sp->revs);
 	st->nr_revs++;
-	if (rec->len > st->max_len)
-		st->max_len = rec->len;
 	st->stats.images++;
 	if (added)
 		*added = rev;
@@ -269,39 +315,47 @@ int flowjit_store__add_event(struct flowjit_store *st, const union perf_event *e
 	return flowjit_store__add_chunk(st, &chunk, time, added);
 }
 
-/* was @ip of @asid retired after (time, seq) and at or before @at? */
-static bool flowjit_store__retired(const struct flowjit_store *st, u64 asid, u64 ip,
-				   u64 time, u64 seq, u64 at)
+/* was @ip of @sp retired after (time, seq) and at or before @at? */
+static bool flowjit_store__retired(struct flowjit_space *sp, u64 ip, u64 time, u64 seq,
+				   u64 at)
 {
-	size_t i;
+	struct flowjit_retire *r;
 
-	for (i = 0; i < st->nr_retires; i++) {
-		const struct flowjit_retire *r = &st->retires[i];
-
-		if (r->asid == asid && r->start <= ip && ip < r->end && r->time <= at &&
-		    flowjit__later(r->time, r->seq, time, seq))
+	for (r = flowjit_retire_it_iter_first(&sp->retires, ip, ip); r;
+	     r = flowjit_retire_it_iter_next(r, ip, ip)) {
+		if (r->time <= at && flowjit__later(r->time, r->seq, time, seq))
 			return true;
 	}
 	return false;
 }
 
+/*
+ * The newest revision of @sp covering @ip at or before @time, or with
+ * @late the first one after @time.
+ */
+static struct flowjit_rev *flowjit_store__pick(struct flowjit_space *sp, u64 ip, u64 time,
+					       bool late)
+{
+	struct flowjit_rev *r, *pick = NULL;
+
+	for (r = flowjit_rev_it_iter_first(&sp->revs, ip, ip); r;
+	     r = flowjit_rev_it_iter_next(r, ip, ip)) {
+		if ((r->time > time) != late)
+			continue;
+		if (!pick || (late ? flowjit__later(pick->time, pick->seq, r->time, r->seq) :
+				     flowjit__later(r->time, r->seq, pick->time, pick->seq)))
+			pick = r;
+	}
+	return pick;
+}
+
 const struct flowjit_rev *flowjit_store__find(struct flowjit_store *st, u64 asid,
 					      u64 ip, u64 time)
 {
-	const struct flowjit_rev *best = NULL;
-	size_t i = flowjit_store__upper(st, asid, ip);
+	struct flowjit_space *sp = flowjit_store__space(st, asid);
+	struct flowjit_rev *best = sp ? flowjit_store__pick(sp, ip, time, false) : NULL;
 
-	while (i--) {
-		const struct flowjit_rev *r = st->revs[i];
-
-		if (r->asid != asid || r->start + st->max_len <= ip)
-			break;
-		if (ip >= r->end || r->time > time)
-			continue;
-		if (!best || flowjit__later(r->time, r->seq, best->time, best->seq))
-			best = r;
-	}
-	if (best && flowjit_store__retired(st, asid, ip, best->time, best->seq, time))
+	if (best && flowjit_store__retired(sp, ip, best->time, best->seq, time))
 		return NULL;
 	return best;
 }
@@ -309,44 +363,58 @@ const struct flowjit_rev *flowjit_store__find(struct flowjit_store *st, u64 asid
 const struct flowjit_rev *flowjit_store__find_late(struct flowjit_store *st, u64 asid,
 						   u64 ip, u64 time)
 {
-	const struct flowjit_rev *first = NULL;
-	size_t i = flowjit_store__upper(st, asid, ip);
+	struct flowjit_space *sp = flowjit_store__space(st, asid);
 
-	while (i--) {
-		const struct flowjit_rev *r = st->revs[i];
-
-		if (r->asid != asid || r->start + st->max_len <= ip)
-			break;
-		if (ip >= r->end || r->time <= time)
-			continue;
-		if (!first || flowjit__later(first->time, first->seq, r->time, r->seq))
-			first = r;
-	}
-	return first;
+	return sp ? flowjit_store__pick(sp, ip, time, true) : NULL;
 }
 
 /*
  * How far from @at the answer of a lookup stays the same, at most @end:
  * up to where another revision starts or a retire record begins or ends.
  */
-static u64 flowjit_store__same_until(const struct flowjit_store *st, u64 asid, u64 at,
-				     u64 end)
+static u64 flowjit_store__same_until(struct flowjit_space *sp, u64 at, u64 end)
 {
-	size_t i = flowjit_store__upper(st, asid, at);
+	struct rb_node *node = sp->revs.rb_root.rb_node;
+	struct flowjit_retire *t;
 
-	if (i < st->nr_revs && st->revs[i]->asid == asid && st->revs[i]->start < end)
-		end = st->revs[i]->start;
-	for (i = 0; i < st->nr_retires; i++) {
-		const struct flowjit_retire *r = &st->retires[i];
+	/* the first revision starting after @at: the tree is ordered by start */
+	while (node) {
+		struct flowjit_rev *r = rb_entry(node, struct flowjit_rev, rb);
 
-		if (r->asid != asid)
-			continue;
-		if (r->start > at && r->start < end)
-			end = r->start;
-		if (r->end > at && r->end < end)
-			end = r->end;
+		if (r->start > at) {
+			if (r->start < end)
+				end = r->start;
+			node = node->rb_left;
+		} else {
+			node = node->rb_right;
+		}
+	}
+	for (t = flowjit_retire_it_iter_first(&sp->retires, at, end - 1); t;
+	     t = flowjit_retire_it_iter_next(t, at, end - 1)) {
+		if (t->start > at && t->start < end)
+			end = t->start;
+		if (t->end > at && t->end < end)
+			end = t->end;
 	}
 	return end - at;
+}
+
+size_t flowjit_store__span(struct flowjit_store *st, u64 asid, u64 ip, u64 time, bool late,
+			   const u8 **bytes)
+{
+	const struct flowjit_rev *r = flowjit_store__find(st, asid, ip, time);
+
+	if (r) {
+		st->stats.lookups++;
+	} else if (late) {
+		r = flowjit_store__find_late(st, asid, ip, time);
+		if (r)
+			st->stats.late_lookups++;
+	}
+	if (!r)
+		return 0;
+	*bytes = r->bytes + (ip - r->start);
+	return flowjit_store__same_until(flowjit_store__space(st, asid), ip, r->end);
 }
 
 size_t flowjit_store__read(struct flowjit_store *st, u64 asid, u64 ip, u64 time,
@@ -355,21 +423,13 @@ size_t flowjit_store__read(struct flowjit_store *st, u64 asid, u64 ip, u64 time,
 	size_t n = 0;
 
 	while (n < len) {
-		u64 at = ip + n;
-		const struct flowjit_rev *r = flowjit_store__find(st, asid, at, time);
-		size_t cnt;
+		const u8 *bytes;
+		size_t cnt = flowjit_store__span(st, asid, ip + n, time, late, &bytes);
 
-		if (r) {
-			st->stats.lookups++;
-		} else if (late) {
-			r = flowjit_store__find_late(st, asid, at, time);
-			if (r)
-				st->stats.late_lookups++;
-		}
-		if (!r)
+		if (!cnt)
 			break;
-		cnt = min_t(u64, len - n, flowjit_store__same_until(st, asid, at, r->end));
-		memcpy(buf + n, r->bytes + (at - r->start), cnt);
+		cnt = min(cnt, len - n);
+		memcpy(buf + n, bytes, cnt);
 		n += cnt;
 	}
 	return n;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <linux/rbtree.h>
 #include <linux/types.h>
 #include "flowjit.h"
 
@@ -17,6 +18,8 @@ union perf_event;
 
 /* one revision: the bytes of [start, end) in asid from time on */
 struct flowjit_rev {
+	struct rb_node	rb;		/* in its address space's revs */
+	u64		subtree_last;
 	u64		asid;
 	u64		start;
 	u64		end;
@@ -32,11 +35,19 @@ struct flowjit_rev {
 
 /* [start, end) of asid holds no runtime code from time on */
 struct flowjit_retire {
-	u64		asid;
+	struct rb_node	rb;		/* in its address space's retires */
+	u64		subtree_last;
 	u64		start;
 	u64		end;
 	u64		time;
 	u64		seq;
+};
+
+/* the records of one address space: interval trees by [start, end) */
+struct flowjit_space {
+	u64			asid;
+	struct rb_root_cached	revs;
+	struct rb_root_cached	retires;
 };
 
 /* which address space pid used from time on (until end, if not 0) */
@@ -61,13 +72,11 @@ struct flowjit_store_stats {
 
 struct flowjit_store {
 	struct flowjit_reasm		ra;
-	struct flowjit_rev		**revs;	/* sorted by (asid, start) */
-	size_t				nr_revs, max_revs;
-	struct flowjit_retire		*retires;
-	size_t				nr_retires, max_retires;
+	struct flowjit_space		*spaces;	/* sorted by asid */
+	size_t				nr_spaces, max_spaces;
+	size_t				nr_revs, nr_retires;
 	struct flowjit_pid_asid		*pids;
 	size_t				nr_pids, max_pids;
-	u64				max_len;	/* longest image */
 	u64				seq;
 	struct flowjit_store_stats	stats;
 };
@@ -116,6 +125,15 @@ const struct flowjit_rev *flowjit_store__find(struct flowjit_store *st, u64 asid
  */
 const struct flowjit_rev *flowjit_store__find_late(struct flowjit_store *st, u64 asid,
 						   u64 ip, u64 time);
+
+/*
+ * The bytes at @ip of @asid as live at @time (with @late, or else from
+ * the first later image) that one lookup answers: sets *@bytes to them
+ * in the store and returns how many there are, 0 if no image covers
+ * @ip. They stay valid until the store is deleted.
+ */
+size_t flowjit_store__span(struct flowjit_store *st, u64 asid, u64 ip, u64 time, bool late,
+			   const u8 **bytes);
 
 /*
  * Read up to @len bytes at @ip of @asid as live at @time, across

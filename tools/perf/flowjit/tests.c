@@ -436,6 +436,131 @@ static int test__flowjit_store_reuse(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * Random images and retire records of two address spaces, added in
+ * random order, against a reference that looks at every record: the
+ * store's trees must answer find, find_late and read as it does.
+ */
+#define FJT_RND_RECS	160
+#define FJT_RND_SPAN	512
+#define FJT_RND_MAXLEN	96
+
+struct fjt_rnd_rec {
+	u8	op;
+	u64	asid, start, end, time;
+	u8	bytes[FJT_RND_MAXLEN];
+};
+
+static u64 fjt_rnd_state;
+
+static u32 fjt_rnd(u32 n)
+{
+	fjt_rnd_state = fjt_rnd_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (fjt_rnd_state >> 33) % n;
+}
+
+/* the record index @find or @find_late answers, by looking at them all */
+static int fjt_rnd_ref(const struct fjt_rnd_rec *recs, int nr, u64 asid, u64 ip, u64 time,
+		       bool late)
+{
+	int i, best = -1;
+
+	for (i = 0; i < nr; i++) {
+		const struct fjt_rnd_rec *r = &recs[i];
+
+		if (r->op != FLOWJIT_OP_IMAGE || r->asid != asid || ip < r->start || ip >= r->end)
+			continue;
+		if (late ? r->time > time && (best < 0 || r->time < recs[best].time) :
+			   r->time <= time && (best < 0 || r->time >= recs[best].time))
+			best = i;
+	}
+	if (late || best < 0)
+		return best;
+	for (i = 0; i < nr; i++) {
+		const struct fjt_rnd_rec *r = &recs[i];
+
+		if (r->op == FLOWJIT_OP_RETIRE && r->asid == asid && ip >= r->start &&
+		    ip < r->end && r->time <= time &&
+		    (r->time > recs[best].time || (r->time == recs[best].time && i > best)))
+			return -1;
+	}
+	return best;
+}
+
+static int fjt_store_random(u64 seed)
+{
+	static u8 buf[FJT_BUF];
+	static struct fjt_rnd_rec recs[FJT_RND_RECS];
+	struct flowjit_store *st = flowjit_store__new();
+	const struct flowjit_rev *r;
+	u8 out[64], want[64];
+	int i, k, q, ref;
+
+	TEST_ASSERT_VAL("store", st);
+	fjt_rnd_state = seed;
+	for (i = 0; i < FJT_RND_RECS; i++) {
+		struct fjt_rnd_rec *rec = &recs[i];
+		u64 len = 1 + fjt_rnd(FJT_RND_MAXLEN);
+
+		rec->op = fjt_rnd(5) ? FLOWJIT_OP_IMAGE : FLOWJIT_OP_RETIRE;
+		rec->asid = 5 + fjt_rnd(2);
+		rec->start = FJT_UJIT + fjt_rnd(FJT_RND_SPAN);
+		rec->time = fjt_rnd(40) * 10;	/* equal times: order of adding */
+		if (rec->op == FLOWJIT_OP_RETIRE && !fjt_rnd(10)) {
+			rec->start = 0;		/* a whole address space */
+			len = 0x7ffffffff000ULL;
+		}
+		rec->end = rec->start + len;
+		for (k = 0; k < FJT_RND_MAXLEN; k++)
+			rec->bytes[k] = fjt_rnd(256);
+		TEST_ASSERT_VAL("added",
+				!fjt_add(st, buf, FLOWJIT_KIND_USER_JIT, rec->op, rec->asid, 77,
+					 rec->start, len, i, rec->op == FLOWJIT_OP_IMAGE ?
+					 rec->bytes : NULL, rec->time));
+	}
+	for (q = 0; q < 4000; q++) {
+		u64 asid = 5 + fjt_rnd(2), time = fjt_rnd(420), len = 1 + fjt_rnd(sizeof(out));
+		u64 ip = FJT_UJIT - 8 + fjt_rnd(FJT_RND_SPAN + FJT_RND_MAXLEN + 16);
+		bool late = fjt_rnd(2);
+		size_t n, m;
+
+		ref = fjt_rnd_ref(recs, FJT_RND_RECS, asid, ip, time, false);
+		r = flowjit_store__find(st, asid, ip, time);
+		TEST_ASSERT_VAL("find as the reference",
+				ref < 0 ? !r : r && r->revision == (u32)ref);
+		ref = fjt_rnd_ref(recs, FJT_RND_RECS, asid, ip, time, true);
+		r = flowjit_store__find_late(st, asid, ip, time);
+		TEST_ASSERT_VAL("find_late as the reference",
+				ref < 0 ? !r : r && r->revision == (u32)ref);
+		for (m = 0; m < len; m++) {
+			ref = fjt_rnd_ref(recs, FJT_RND_RECS, asid, ip + m, time, false);
+			if (ref < 0 && late)
+				ref = fjt_rnd_ref(recs, FJT_RND_RECS, asid, ip + m, time, true);
+			if (ref < 0)
+				break;
+			want[m] = recs[ref].bytes[ip + m - recs[ref].start];
+		}
+		n = flowjit_store__read(st, asid, ip, time, late, out, len);
+		TEST_ASSERT_VAL("read as the reference", n == m && !memcmp(out, want, n));
+	}
+	flowjit_store__delete(st);
+	return TEST_OK;
+}
+
+static int test__flowjit_store_random(struct test_suite *t __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	u64 seed;
+	int err;
+
+	for (seed = 1; seed <= 8; seed++) {
+		err = fjt_store_random(seed);
+		if (err)
+			return err;
+	}
+	return TEST_OK;
+}
+
 static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
 				      int subtest __maybe_unused)
 {
@@ -622,6 +747,7 @@ static struct test_case tests__flowjit[] = {
 	TEST_CASE("Image store: overlapping revisions", flowjit_store_overlap),
 	TEST_CASE("Image store: retire and address reuse", flowjit_store_reuse),
 	TEST_CASE("Image store: dropped records counted", flowjit_store_errors),
+	TEST_CASE("Image store: random records against a reference", flowjit_store_random),
 	{ .name = NULL, }
 };
 
