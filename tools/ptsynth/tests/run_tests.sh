@@ -222,7 +222,9 @@ if command -v luajit >/dev/null; then
 				v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
 			return v
 		}
-		$1 == "mmap" && $NF == "//anon" { split($6, r, "-"); a[++na] = num(r[1]); e[na] = num(r[2]) }
+		$1 == "mmap" && $NF == "//anon" {
+			split($6, r, "-"); a[++na] = num(r[1]); e[na] = num(r[2])
+		}
 		$1 == "insn" { n++; ip = num($7)
 			for (i = 1; i <= na; i++) if (ip >= a[i] && ip < e[i]) { c++; break } }
 		END { print n + 0, c + 0 }' "$W/lj.dump")
