@@ -19,6 +19,8 @@
 
 /* tc was calibrated against the perf clock, not read from the kernel */
 #define GT_FLAG_TC_CALIBRATED	1
+/* start-at mode: the instructions start at a signal, mid-run */
+#define GT_FLAG_START_SIGNAL	2
 
 /* TSC -> perf time conversion as found in a perf_event_mmap_page. */
 struct gt_timeconv {

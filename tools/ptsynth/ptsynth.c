@@ -26,7 +26,7 @@ struct cli {
 	const char *raw_dir;
 	struct synth_opts so;
 	uint32_t pmu_type;
-	uint64_t max_insns;
+	struct trace_opts to;
 	bool insns_only;
 	const char *sideband;
 	const char *root;
@@ -37,7 +37,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 "usage: ptsynth record [-o perf.data] [-g FILE.gt] [options] -- CMD [ARGS]\n"
-"       ptsynth trace -g FILE.gt [--max-insns N] -- CMD [ARGS]\n"
+"       ptsynth trace -g FILE.gt [--max-insns N] [--start-on-signal SIG\n"
+"                     [--stop-on-signal SIG]] -- CMD [ARGS]\n"
 "       ptsynth synth -g FILE.gt [-o perf.data] [options]\n"
 "       ptsynth check -g FILE.gt [options]\n"
 "       ptsynth cmpflow -g FILE.gt FLOW.txt   (FLOW: perf script -F tid,ip)\n"
@@ -53,6 +54,9 @@ static void usage(void)
 "  --pmu-type N       intel_pt PMU type number in perf.data (default 8)\n"
 "  --raw-dir DIR      also write each stream as DIR/stream-IDX.pt\n"
 "  --max-insns N      kill the traced program after N instructions\n"
+"  --start-on-signal SIG  record/trace: run freely up to the first delivery\n"
+"                     of SIG (swallowed), single-step from there on\n"
+"  --stop-on-signal SIG   ... and stop single-stepping at SIG (swallowed)\n"
 "  --sideband FILE    synth: the sideband of perf record --flowjit of the\n"
 "                     same run replaces the synthesised one (part 2)\n"
 "  --root DIR         --sideband: read files the sideband names from DIR\n"
@@ -62,7 +66,8 @@ static void usage(void)
 
 enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
-	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC };
+	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC, OPT_START_SIG,
+	OPT_STOP_SIG };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -82,6 +87,8 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "strip-flowjit", no_argument, NULL, OPT_STRIP },
 	{ "no-fault-tsc", no_argument, NULL, OPT_NO_FAULT_TSC },
+	{ "start-on-signal", required_argument, NULL, OPT_START_SIG },
+	{ "stop-on-signal", required_argument, NULL, OPT_STOP_SIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -108,12 +115,27 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_LONG_TNT: c->so.long_tnt = true; break;
 		case OPT_PMU: c->pmu_type = strtoul(optarg, NULL, 0); break;
 		case OPT_RAW: c->raw_dir = optarg; break;
-		case OPT_MAX: c->max_insns = strtoull(optarg, NULL, 0); break;
+		case OPT_MAX: c->to.max_insns = strtoull(optarg, NULL, 0); break;
 		case OPT_INSNS: c->insns_only = true; break;
 		case OPT_SIDEBAND: c->sideband = optarg; break;
 		case OPT_ROOT: c->root = optarg; break;
 		case OPT_STRIP: c->strip_flowjit = true; break;
 		case OPT_NO_FAULT_TSC: c->so.fault_tsc = false; break;
+		case OPT_START_SIG:
+		case OPT_STOP_SIG: {
+			int sig = trace_parse_signal(optarg);
+
+			if (sig < 0) {
+				fprintf(stderr, "ptsynth: bad signal '%s' (a number or a name such as USR1; not TRAP, STOP or KILL)\n",
+					optarg);
+				return -1;
+			}
+			if (opt == OPT_START_SIG)
+				c->to.start_sig = sig;
+			else
+				c->to.stop_sig = sig;
+			break;
+		}
 		default:
 			usage();
 			return -1;
@@ -121,6 +143,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	}
 	if (c->so.nr_cpus < 1)
 		c->so.nr_cpus = 1;
+	if (c->to.stop_sig && !c->to.start_sig) {
+		fprintf(stderr, "ptsynth: --stop-on-signal needs --start-on-signal\n");
+		return -1;
+	}
+	if (c->to.stop_sig && c->to.stop_sig == c->to.start_sig) {
+		fprintf(stderr, "ptsynth: the start and stop signals must differ\n");
+		return -1;
+	}
 	return optind;
 }
 
@@ -235,9 +265,10 @@ static int synth_write(const struct cli *c, const struct synth_opts *so,
 		(unsigned long long)res.nr_packets,
 		(unsigned long long)res.nr_psb, res.nr_streams);
 	if (so->nr_faults)
-		fprintf(stderr, "ptsynth: %llu exec faults modelled, %llu dropped\n",
+		fprintf(stderr, "ptsynth: %llu exec faults modelled, %llu dropped, %llu before the trace starts\n",
 			(unsigned long long)res.nr_faults,
-			(unsigned long long)res.nr_faults_dropped);
+			(unsigned long long)res.nr_faults_dropped,
+			(unsigned long long)res.nr_faults_before);
 	if (c->raw_dir && write_raw(c, &res)) {
 		err = -1;
 		goto out;
@@ -285,7 +316,7 @@ static int cmd_trace(struct cli *c, int argc, char **argv, bool synth)
 			 c->output ? c->output : "perf.data");
 		c->gt_path = def_gt;
 	}
-	if (trace_program(c->gt_path, argv, c->max_insns, &status))
+	if (trace_program(c->gt_path, argv, &c->to, &status))
 		return 1;
 	fprintf(stderr, "ptsynth: program exit status %d\n", status);
 	if (!synth)

@@ -15,8 +15,15 @@ uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc);
 
 /* tracer.c */
 int read_time_conv(struct gt_timeconv *tc, bool *calibrated);
-int trace_program(const char *gt_path, char **argv, uint64_t max_insns,
-		  int *exit_status);
+struct trace_opts {
+	uint64_t max_insns;	/* kill the program after this many, 0: no */
+	int start_sig;		/* start-at mode: step from this signal on */
+	int stop_sig;		/* ... up to this one (0: up to the exit) */
+};
+
+int trace_parse_signal(const char *s);
+int trace_program(const char *gt_path, char **argv,
+		  const struct trace_opts *o, int *exit_status);
 
 /* synth.c: packet generation */
 struct synth_opts {
@@ -75,6 +82,7 @@ struct synth_result {
 	bool ovf_done;
 	uint64_t nr_faults;		/* faults modelled */
 	uint64_t nr_faults_dropped;	/* not while a user insn was pending */
+	uint64_t nr_faults_before;	/* before the thread's first insn */
 };
 
 void synth_opts_default(struct synth_opts *o);

@@ -51,6 +51,7 @@ struct thread_state {
 	uint64_t ip;
 	struct insn_info info;
 	bool exited;
+	bool begun;		/* has had an instruction */
 	size_t fault_next;	/* next of o->faults to look at */
 };
 
@@ -320,6 +321,11 @@ static void thread_faults(struct thread_state *th, uint64_t tsc)
 		if (f->tsc >= tsc)
 			break;
 		th->fault_next++;
+		if (!th->begun) {
+			/* before the trace of the thread starts (start-at) */
+			s->res->nr_faults_before++;
+			continue;
+		}
 		if (!th->pending || !s->enabled || s->lost) {
 			s->res->nr_faults_dropped++;
 			continue;
@@ -351,6 +357,7 @@ static void thread_insn(struct thread_state *th, uint64_t ip,
 	else if (o->psb_period && s->out->buf.len - s->psb_mark >= o->psb_period)
 		emit_psb_plus(s, ip);
 	th->pending = true;
+	th->begun = true;
 	th->ip = ip;
 	th->info = *info;
 	s->nr_insn++;

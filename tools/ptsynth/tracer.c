@@ -7,6 +7,12 @@
  * the thread stopped in front of the instruction, IP, code bytes read from
  * /proc/PID/mem at that moment).  Executable mappings are logged when they
  * appear, with a byte snapshot for anonymous/vdso memory.
+ *
+ * Start-at mode (--start-on-signal): the program runs freely
+ * (PTRACE_CONT) until the first delivery of a chosen signal, which the
+ * tracer swallows; single-stepping starts with the instruction the
+ * signal would have interrupted, as if tracing had been enabled then
+ * (perf record -p).  --stop-on-signal ends it the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -38,6 +45,7 @@ struct thread {
 	pid_t tid;
 	bool live;
 	bool started;		/* first instruction seen */
+	bool running;		/* start-at mode: initial stop consumed */
 	bool prev_rep;		/* last logged insn was a REP string insn */
 	uint64_t prev_ip;
 	bool has_cand;		/* stopped in front of cand, not yet executed */
@@ -47,6 +55,13 @@ struct thread {
 	long cand_sysnr;
 	struct gt_insn cand;
 	long pending_syscall;	/* syscall nr stepped over, or -1 */
+};
+
+/* start-at mode: what the tracer does with the program */
+enum trace_phase {
+	PHASE_WAIT,		/* running freely up to the start signal */
+	PHASE_STEP,		/* single-stepping, logging */
+	PHASE_DONE,		/* stop signal seen: running freely, no log */
 };
 
 struct known_map {
@@ -66,8 +81,40 @@ struct tracer {
 	uint64_t nr_insns;
 	uint64_t nr_undecoded;
 	uint64_t max_insns;
+	int start_sig, stop_sig;
+	enum trace_phase phase;
 	int exit_status;
 };
+
+/*
+ * A signal for --start-on-signal/--stop-on-signal: a number or a name
+ * (USR1, SIGUSR1, usr1).  Signals the tracer needs for itself or never
+ * sees delivered (TRAP, STOP, KILL) are refused: -1.
+ */
+int trace_parse_signal(const char *s)
+{
+	char *end;
+	long n;
+	int i;
+
+	if (!s || !*s)
+		return -1;
+	n = strtol(s, &end, 10);
+	if (*end) {
+		if (!strncasecmp(s, "SIG", 3))
+			s += 3;
+		for (n = -1, i = 1; i < SIGRTMIN && n < 0; i++) {
+			const char *name = sigabbrev_np(i);
+
+			if (name && !strcasecmp(name, s))
+				n = i;
+		}
+	}
+	if (n <= 0 || n >= NSIG || n == SIGTRAP || n == SIGSTOP ||
+	    n == SIGKILL)
+		return -1;
+	return n;
+}
 
 static inline uint64_t tsc_now(void)
 {
@@ -206,6 +253,7 @@ static struct thread *find_thread(struct tracer *t, pid_t tid, bool create)
 	memset(&t->threads[i], 0, sizeof(t->threads[i]));
 	t->threads[i].tid = tid;
 	t->threads[i].live = true;
+	t->threads[i].running = tid == t->pid;
 	t->threads[i].pending_syscall = -1;
 	t->nr_threads++;
 	t->nr_live++;
@@ -472,6 +520,14 @@ static void log_signal(struct tracer *t, struct thread *th, int sig)
 	th->prev_rep = false;
 }
 
+static void thread_gone(struct tracer *t, struct thread *th)
+{
+	if (th->live) {
+		th->live = false;
+		t->nr_live--;
+	}
+}
+
 static void log_exit(struct tracer *t, struct thread *th, int status)
 {
 	struct gt_exit e;
@@ -480,10 +536,7 @@ static void log_exit(struct tracer *t, struct thread *th, int status)
 	e.status = status;
 	e.pad = 0;
 	gt_write(&t->w, &e.h, NULL, 0);
-	if (th->live) {
-		th->live = false;
-		t->nr_live--;
-	}
+	thread_gone(t, th);
 }
 
 static void log_fork(struct tracer *t, pid_t parent, pid_t child)
@@ -523,11 +576,45 @@ static void exit_stop(struct tracer *t, struct thread *th)
 	th->has_cand = false;
 }
 
+/*
+ * Start-at mode, an event while the program runs freely (before the start
+ * signal or after the stop signal): keep the thread list, and before the
+ * start the comm and maps of an exec'd program, current.
+ */
+static int handle_event_free(struct tracer *t, struct thread *th, int status)
+{
+	unsigned long msg = 0;
+
+	switch (status >> 16) {
+	case PTRACE_EVENT_CLONE:
+		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		if (!find_thread(t, msg, true)) {
+			fprintf(stderr, "ptsynth: too many threads\n");
+			return -1;
+		}
+		break;
+	case PTRACE_EVENT_EXEC:
+		if (t->phase != PHASE_WAIT)
+			break;
+		if (reopen_mem(t))
+			return -1;
+		t->nr_maps = 0;		/* a new address space */
+		log_comm(t, th->tid, true);
+		scan_maps(t);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static int handle_event(struct tracer *t, struct thread *th, int status)
 {
 	unsigned long msg = 0;
 	int event = status >> 16;
 
+	if (t->phase != PHASE_STEP)
+		return handle_event_free(t, th, status);
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
 		commit_candidate(t, th, 0);
@@ -566,12 +653,72 @@ static int handle_event(struct tracer *t, struct thread *th, int status)
 	return 0;
 }
 
+/*
+ * The start signal is being delivered to @th: swallow it and single-step
+ * from the instruction it would have interrupted.  The maps of that
+ * moment (JIT code included, with a snapshot) are logged first.
+ */
+static int start_stepping(struct tracer *t, struct thread *th)
+{
+	if (t->nr_live > 1) {
+		fprintf(stderr, "ptsynth: --start-on-signal: %d threads run at the start signal; only a single-threaded program can be joined mid-run\n",
+			t->nr_live);
+		return -1;
+	}
+	if (t->memfd < 0 && reopen_mem(t))
+		return -1;
+	t->phase = PHASE_STEP;
+	scan_maps(t);
+	th->started = true;
+	th->prev_rep = false;
+	new_candidate(t, th);
+	fprintf(stderr, "ptsynth: start signal %d in thread %d: single-stepping from %#lx\n",
+		t->start_sig, th->tid,
+		th->has_cand ? (unsigned long)th->cand.ip : 0UL);
+	return 0;
+}
+
+/* The stop signal: the instruction @th stopped in front of is not logged. */
+static void stop_stepping(struct tracer *t, struct thread *th)
+{
+	int i;
+
+	for (i = 0; i < t->nr_threads; i++)
+		t->threads[i].has_cand = false;
+	t->phase = PHASE_DONE;
+	fprintf(stderr, "ptsynth: stop signal %d in thread %d: %llu instructions logged, running on\n",
+		t->stop_sig, th->tid, (unsigned long long)t->nr_insns);
+}
+
+/* Start-at mode, a stop while the program runs freely. */
+static int handle_stop_free(struct tracer *t, struct thread *th, int status)
+{
+	int sig = WSTOPSIG(status);
+	siginfo_t si;
+
+	if (status >> 16)
+		return handle_event(t, th, status) ? -1 : 0;
+	if (sig == SIGSTOP && !th->running) {
+		th->running = true;	/* a new thread's first stop */
+		return 0;
+	}
+	if (t->phase == PHASE_WAIT && sig == t->start_sig)
+		return start_stepping(t, th);
+	/* traps of the steps still pending when stepping stopped */
+	if (t->phase == PHASE_DONE && sig == SIGTRAP &&
+	    !ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) && si.si_code > 0)
+		return 0;
+	return sig;
+}
+
 /* Handle one stop of @tid; returns the signal to inject when resuming. */
 static int handle_stop(struct tracer *t, struct thread *th, int status)
 {
 	int sig = WSTOPSIG(status);
 	siginfo_t si;
 
+	if (t->phase != PHASE_STEP)
+		return handle_stop_free(t, th, status);
 	if (status >> 16)
 		return handle_event(t, th, status) ? -1 : 0;
 	if (sig == SIGSTOP && !th->started) {
@@ -584,6 +731,10 @@ static int handle_stop(struct tracer *t, struct thread *th, int status)
 	    (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) || si.si_code > 0)) {
 		if (th->started)
 			step_done(t, th);
+		return 0;
+	}
+	if (t->stop_sig && sig == t->stop_sig) {
+		stop_stepping(t, th);
 		return 0;
 	}
 	if (sig_caught(t, th->tid, sig)) {
@@ -629,6 +780,10 @@ static int trace_loop(struct tracer *t)
 
 			if (tid == t->pid)
 				t->exit_status = code;
+			if (t->phase != PHASE_STEP) {
+				thread_gone(t, th);
+				continue;
+			}
 			commit_candidate(t, th, 0);
 			log_exit(t, th, code);
 			continue;
@@ -641,13 +796,19 @@ static int trace_loop(struct tracer *t)
 			kill(t->pid, SIGKILL);
 			continue;
 		}
-		ptrace(PTRACE_SINGLESTEP, tid, 0, sig);
+		ptrace(t->phase == PHASE_STEP ? PTRACE_SINGLESTEP : PTRACE_CONT,
+		       tid, 0, sig);
+	}
+	if (t->phase == PHASE_WAIT) {
+		fprintf(stderr, "ptsynth: the program ended without the start signal %d: nothing logged\n",
+			t->start_sig);
+		return -1;
 	}
 	return 0;
 }
 
-int trace_program(const char *gt_path, char **argv, uint64_t max_insns,
-		  int *exit_status)
+int trace_program(const char *gt_path, char **argv,
+		  const struct trace_opts *o, int *exit_status)
 {
 	struct gt_file_header hdr;
 	struct tracer *t;
@@ -658,13 +819,18 @@ int trace_program(const char *gt_path, char **argv, uint64_t max_insns,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -1;
-	t->max_insns = max_insns;
+	t->max_insns = o->max_insns;
+	t->start_sig = o->start_sig;
+	t->stop_sig = o->stop_sig;
+	t->phase = o->start_sig ? PHASE_WAIT : PHASE_STEP;
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.magic, GT_MAGIC, 8);
 	hdr.version = GT_VERSION;
 	if (read_time_conv(&hdr.tc, &calibrated))
 		goto fail;
 	hdr.flags = calibrated ? GT_FLAG_TC_CALIBRATED : 0;
+	if (o->start_sig)
+		hdr.flags |= GT_FLAG_START_SIGNAL;
 	if (classify_init())
 		goto fail;
 	/*
@@ -703,7 +869,10 @@ int trace_program(const char *gt_path, char **argv, uint64_t max_insns,
 		goto fail;
 	}
 	find_thread(t, t->pid, true);
-	/* Run up to the exec stop, then single-step everything. */
+	/*
+	 * Run up to the exec stop, then single-step everything (or, in
+	 * start-at mode, run up to the start signal).
+	 */
 	ptrace(PTRACE_CONT, t->pid, 0, 0);
 	err = trace_loop(t);
 	if (t->memfd >= 0)

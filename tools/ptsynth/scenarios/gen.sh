@@ -15,9 +15,9 @@
 #   $B/scenarios/NAME/perf.data        intel_pt + that sideband (flowjit records)
 #   $B/scenarios/NAME/perf-noflowjit.data  the same without flowjit records
 #   $B/scenarios/NAME/{out,err,time}   its output, the tracer's, timing
-# Files named in the sideband (/samples/ebpf-jit) are read from
-# $B/scenarios/root (a copy of the guest's), written into perf.data as
-# absolute paths.
+# Files named in the sideband (/samples/ebpf-jit; LuaJIT and its shared
+# libraries) are read from $B/scenarios/root (a copy of the guest's),
+# written into perf.data as absolute paths.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -48,6 +48,7 @@ mkdir -p "$p/extra/scen"
 cp "$here/../ptsynth" "$p/extra/scen/ptsynth"
 install -m 755 "$here/guest-run.sh" "$p/extra/scen/run"
 cp "$list" "$p/extra/scen/list"
+cp "$here"/*.lua "$p/extra/scen/"
 ldd "$here/../ptsynth" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
 while read -r lib; do
 	mkdir -p "$p$(dirname "$lib")"
@@ -60,6 +61,16 @@ cat "$B/initramfs.cpio.gz" "$S/payload.cpio.gz" > "$S/initramfs.cpio.gz"
 rm -rf "$S/root"
 mkdir -p "$S/root/samples"
 cp "$B/initramfs/samples/ebpf-jit" "$S/root/samples/"
+if grep -q ' /usr/bin/luajit ' "$list"; then
+	lj=$B/initramfs/usr/bin/luajit
+	[[ -x $lj ]] || die "no LuaJIT in the guest image (scripts/guest-luajit: apt-get install luajit)"
+	# the guest has them at the paths ldd gives here (scripts/guest-luajit)
+	for f in /usr/bin/luajit $(ldd "$lj" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[[ -f $B/initramfs$f ]] || die "no $f in the guest image"
+		mkdir -p "$S/root$(dirname "$f")"
+		cp "$B/initramfs$f" "$S/root$f"
+	done
+fi
 
 t0=$SECONDS
 # a boot under TCG on a loaded machine panics now and then in the timer
@@ -90,7 +101,10 @@ while read -r name args; do
 	"$here/../ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
 		--strip-flowjit -o "$d/perf-noflowjit.data" 2>> "$d/synth.err" ||
 		die "$name: synth --strip-flowjit: $(cat "$d/synth.err")"
-	echo "$name: ebpf-jit $args" > "$d/README"
+	case " $args " in
+	*" -- "*) echo "$name: ptsynth trace $args" ;;
+	*) echo "$name: ebpf-jit $args" ;;
+	esac > "$d/README"
 	awk -v g0="$g0" -v g1="$g1" -v s=$((SECONDS - t)) \
 		'BEGIN { printf "guest (trace + perf record): %.1f s, host synth: %d s\n", g1 - g0, s }' >> "$d/README"
 	head -n 1 "$d/synth.err" >> "$d/README"

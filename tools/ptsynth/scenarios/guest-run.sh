@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In the flowjit guest (busybox sh, run by scripts/run-guest -r): every
-# scenario of /extra/scen/list runs the sample JIT under "ptsynth trace"
-# (ground truth) while "perf record --flowjit -e dummy" records the
-# sideband of the same run (the traced child inherits perf's events).
+# scenario of /extra/scen/list runs the sample JIT (or the command the
+# line gives after its ptsynth trace options and " -- ") under "ptsynth
+# trace" (ground truth) while "perf record --flowjit -e dummy" records
+# the sideband of the same run (the traced child inherits perf's events).
 # The ground truth, perf.data, the JIT's revision log and the outputs go
 # to the host through ttyS2 (gzip + base64 between markers), as
 # tools/perf/flowjit/guest/flowjit-e2e.sh does.
@@ -28,11 +29,14 @@ now() {
 
 grep -v '^#' /extra/scen/list | while read -r name args; do
 	[ -n "$name" ] || continue
+	case " $args " in
+	*" -- "*) cmd=$args ;;
+	*) cmd="-- /samples/ebpf-jit $args" ;;
+	esac
 	t0=$(now)
 	# shellcheck disable=SC2086
 	timeout -s KILL 1200 perf record -q --flowjit -e dummy -o "/tmp/$name.data" -- \
-		ptsynth trace -g "/tmp/$name.gt" -- \
-		/samples/ebpf-jit $args \
+		ptsynth trace -g "/tmp/$name.gt" $cmd \
 		> "/tmp/$name.out" 2> "/tmp/$name.err"
 	rc=$?
 	t1=$(now)

@@ -5,7 +5,8 @@
 # scenario, ptreplay decodes perf.data exactly as the ground truth says
 # the program ran (every instruction, with flowjit records), shows decode
 # errors with --no-flowjit, and Debian's unpatched perf shows errors on
-# the file without flowjit records.
+# the file without flowjit records. The ground truth must run JIT code;
+# a LuaJIT scenario's window must also leave the mcode by a trace exit.
 #
 #   test.sh [NAME...]      default: every scenario gen.sh made
 set -uo pipefail
@@ -44,7 +45,7 @@ for n in "${names[@]}"; do
 	"$ptsynth" dump -g "$d/gt" > "$d/gt.dump" 2> /dev/null
 	awk '$1 == "insn" { print $3, substr($7, 3) }' "$d/gt.dump" > "$d/gt.flow"
 	total=$(wc -l < "$d/gt.flow")
-	read -r jit maps < <(awk '
+	read -r jit maps jumps < <(awk '
 	function num(h,   i, n) {
 		h = tolower(h); sub(/^0x/, "", h); n = 0
 		for (i = 1; i <= length(h); i++)
@@ -55,14 +56,26 @@ for n in "${names[@]}"; do
 		split($6, r, "-"); a[++na] = num(r[1]); e[na] = num(r[2]); next
 	}
 	$1 == "insn" {
-		ip = num($7)
-		for (k = 1; k <= na; k++) if (ip >= a[k] && ip < e[k]) { c++; break }
+		ip = num($7); in_jit = 0
+		for (k = 1; k <= na; k++) if (ip >= a[k] && ip < e[k]) { c++; in_jit = 1; break }
+		# a jmp rel32 from JIT code to code outside it (a trace exit)
+		if (!in_jit && jmp[$3]) j++
+		jmp[$3] = in_jit && $11 == "e9"
 	}
-	END { print c + 0, na }' "$d/gt.dump")
+	END { print c + 0, na, j + 0 }' "$d/gt.dump")
 	if ((jit > 0)); then
 		ok "$n: ground truth has $total instructions, $jit in JIT code ($maps anonymous executable mappings)"
 	else
 		not_ok "$n: ground truth runs JIT code ($total instructions, $jit in JIT code)"
+	fi
+	# LuaJIT: the window leaves compiled traces through their exit stubs
+	# (jmp rel32 from the mcode to lj_vm_exit_handler in luajit's text)
+	if grep -Eq "^$n[[:space:]].*/luajit " "$S/list"; then
+		if ((jumps > 0)); then
+			ok "$n: $jumps trace exits (jmp from the mcode into luajit's text) in the window"
+		else
+			not_ok "$n: the window has a trace exit (jmp from the mcode into luajit's text)"
+		fi
 	fi
 	rm -f "$d/gt.dump"
 

@@ -107,7 +107,7 @@ echo "TAP version 13"
 PERFBIN=$(find_perf)
 echo "# perf: ${PERFBIN:-none} ($($PERFBIN --version 2>/dev/null))"
 
-for u in tnt ipc psb perfdata; do
+for u in tnt ipc psb perfdata startat; do
 	run_unit "$B/tests/unit_$u"
 done
 run_unit "$B/tests/unit_pttroundtrip" "$PTT"
@@ -174,6 +174,66 @@ if [ -n "$PERFBIN" ] && "$PERFBIN" record -q -e dummy -o "$W/sb.perf" -- \
 else
 	diag "$W/sb.err"
 	skip "ptsynth: synth --sideband with a real perf record" "perf record -e dummy does not work here"
+fi
+
+# start-at mode (--start-on-signal/--stop-on-signal): the ground truth of
+# the window between the two signals is exactly the part of a full
+# single-stepped run of the same program (no ASLR: setarch -R) after the
+# first signal's tgkill up to the second one's, and it decodes in both
+# decoders as executed.
+SS="setarch $(uname -m) -R"
+if $SS $P trace -g "$W/ssfull.gt" -- "$B/tests/startstop" >/dev/null 2>"$W/ssfull.err" &&
+   $SS $P record --start-on-signal USR1 --stop-on-signal USR2 -o "$W/ss.data" -- \
+	"$B/tests/startstop" >/dev/null 2>"$W/ss.err"; then
+	$P dump -g "$W/ss.data.gt" --insns | awk '{ print $2 }' >"$W/ss.ips"
+	$P dump -g "$W/ssfull.gt" | awk -v len="$(wc -l <"$W/ss.ips")" '
+		$1 == "insn" { n++; if (k && n > k && n <= k + len) print substr($7, 3) }
+		$1 == "syscall" && $7 == 234 && !k { k = n }' >"$W/ssfull.ips"
+	full=$($P dump -g "$W/ssfull.gt" --insns | wc -l)
+	win=$(wc -l <"$W/ss.ips")
+	echo "# startstop: $win instructions between the signals, $full in the full run"
+	[ "$win" -gt 100 ] && [ "$win" -lt "$full" ] && cmp -s "$W/ss.ips" "$W/ssfull.ips"
+	tap $? "ptsynth: start-at ground truth equals the full run's instructions between the two signals"
+	libipt_check ss "ptsynth: start-at trace (PSB+, TIP.PGE mid-run) decodes identically in libipt and ground truth"
+	perf_check ss "$W/ss.data" "ptsynth: start-at trace decodes identically in perf 6.1 and ground truth"
+else
+	diag "$W/ssfull.err"
+	diag "$W/ss.err"
+	tap 1 "ptsynth: start-at mode traces the program between the two signals"
+fi
+$P trace --start-on-signal USR1 -g "$W/nostart.gt" -- "$B/tests/loop" >/dev/null 2>"$W/nostart.err"
+st=$?
+[ $st = 1 ] && grep -q "without the start signal" "$W/nostart.err"
+tap $? "ptsynth: start-at mode fails when the start signal never comes (exit $st)"
+
+# LuaJIT (if installed): a hot loop compiled into traces, single-stepped
+# only between two signals after the warming (scenarios/luajit-hot.lua);
+# libipt decodes the machine code from the tracer's snapshot of LuaJIT's
+# anonymous mcode area.
+if command -v luajit >/dev/null; then
+	$P record --start-on-signal USR1 --stop-on-signal USR2 -o "$W/lj.data" -- \
+		luajit scenarios/luajit-hot.lua >/dev/null 2>"$W/lj.err"
+	grep 'signal' "$W/lj.err" | sed 's/^/# /'
+	$P dump -g "$W/lj.data.gt" >"$W/lj.dump" 2>/dev/null
+	read -r ljall ljmc < <(awk '
+		function num(h,   i, v) {
+			h = tolower(h); sub(/^0x/, "", h); v = 0
+			for (i = 1; i <= length(h); i++)
+				v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return v
+		}
+		$1 == "mmap" && $NF == "//anon" {
+			split($6, r, "-"); a[++na] = num(r[1]); e[na] = num(r[2])
+		}
+		$1 == "insn" { n++; ip = num($7)
+			for (i = 1; i <= na; i++) if (ip >= a[i] && ip < e[i]) { c++; break } }
+		END { print n + 0, c + 0 }' "$W/lj.dump")
+	echo "# luajit: $ljall instructions between the signals, $ljmc in the mcode area"
+	[ "${ljmc:-0}" -gt 0 ]
+	tap $? "ptsynth: the LuaJIT window runs compiled traces ($ljmc of $ljall instructions in anonymous executable memory)"
+	libipt_check lj "ptsynth: LuaJIT's mcode window decodes identically in libipt (code from the tracer's snapshot) and ground truth"
+else
+	skip "ptsynth: LuaJIT window in start-at mode" "no luajit"
 fi
 
 # OVF: packets of insns [50000, 50040) are lost, decoding resumes exactly
