@@ -29,7 +29,6 @@
 #include "kgt.h"
 #include "ptsynth.h"
 
-#define TNT8_MAX	6
 #define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
 #define PERF_RECORD_AUXTRACE_INFO	70
 #define PERF_RECORD_AUXTRACE		71
@@ -55,128 +54,16 @@ enum {
 #define CFG_PSB_SHIFT	24
 
 struct kstate {
-	struct pktenc *pe;
+	struct ptstream ps;	/* enabled: inside the filter ranges */
 	struct ptbuf buf;
-	bool enabled;
-	uint64_t last_ip, tnt, tsc;
-	int tnt_n;
-	size_t psb_mark;
 	uint64_t psb_period;
-	int err;
 	/* the instruction whose outcome is not yet sent */
 	bool pending;
 	uint64_t ip;
 	struct insn_info info;
 	/* counts */
-	uint64_t insns, pge, pgd, psb, tnt_bits, tips, irqs;
+	uint64_t insns, pge, pgd, tnt_bits, tips, irqs;
 };
-
-static void kemit(struct kstate *s, struct pt_packet *p)
-{
-	int n;
-
-	if (s->err)
-		return;
-	n = pktenc_put(s->pe, p);
-	if (n < 0) {
-		fprintf(stderr, "ptsynth ksynth: encoder error: %s\n",
-			pt_errstr(pt_errcode(n)));
-		s->err = n;
-	}
-}
-
-static void ktnt_flush(struct kstate *s)
-{
-	struct pt_packet p;
-
-	if (!s->tnt_n)
-		return;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_8;
-	p.payload.tnt.bit_size = s->tnt_n;
-	p.payload.tnt.payload = s->tnt;
-	kemit(s, &p);
-	s->tnt = 0;
-	s->tnt_n = 0;
-}
-
-static void ktnt(struct kstate *s, bool taken)
-{
-	s->tnt = (s->tnt << 1) | taken;
-	s->tnt_bits++;
-	if (++s->tnt_n == TNT8_MAX)
-		ktnt_flush(s);
-}
-
-static void kip(struct kstate *s, enum pt_packet_type type, uint64_t ip)
-{
-	struct pt_packet p;
-
-	ktnt_flush(s);
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.payload.ip.ipc = ipc_choose(s->last_ip, ip);
-	p.payload.ip.ip = ip;
-	kemit(s, &p);
-	s->last_ip = ip;
-}
-
-/* TIP.PGD with the IP suppressed (after a FUP: an asynchronous disable) */
-static void kpgd_suppressed(struct kstate *s)
-{
-	struct pt_packet p;
-
-	ktnt_flush(s);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tip_pgd;
-	p.payload.ip.ipc = pt_ipc_suppressed;
-	kemit(s, &p);
-}
-
-static void ksimple(struct kstate *s, enum pt_packet_type type)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	kemit(s, &p);
-}
-
-static void ktsc(struct kstate *s)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = s->tsc & ((1ULL << 56) - 1);
-	kemit(s, &p);
-}
-
-static void kmode(struct kstate *s)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	kemit(s, &p);
-}
-
-static void kpsb(struct kstate *s, uint64_t ip)
-{
-	ktnt_flush(s);
-	s->psb_mark = s->buf.len;
-	ksimple(s, ppt_psb);
-	ktsc(s);
-	s->last_ip = 0;
-	if (s->enabled) {
-		kmode(s);
-		kip(s, ppt_fup, ip);
-	}
-	ksimple(s, ppt_psbend);
-	s->psb++;
-}
 
 /* The pending instruction went on to @next inside the filter. */
 static void kresolve(struct kstate *s, uint64_t next)
@@ -186,12 +73,13 @@ static void kresolve(struct kstate *s, uint64_t next)
 	s->pending = false;
 	switch (s->info.cls) {
 	case IC_JCC:
-		ktnt(s, next != s->ip + s->info.len);
+		ptstream_tnt(&s->ps, next != s->ip + s->info.len);
+		s->tnt_bits++;
 		break;
 	case IC_CALL_IND:
 	case IC_JMP_IND:
 	case IC_RET:
-		kip(s, ppt_tip, next);
+		ptstream_ip(&s->ps, ppt_tip, next);
 		s->tips++;
 		break;
 	default:
@@ -210,17 +98,15 @@ static int kinsn(struct kstate *s, const struct gt_insn *r)
 	}
 	kresolve(s, r->ip);
 	s->info = info;
-	s->tsc = r->h.tsc;
-	if (!s->enabled) {
+	s->ps.tsc = r->h.tsc;
+	if (!s->ps.enabled) {
 		/* entering the filter ranges (see README: TSC with PGE) */
-		ktnt_flush(s);
-		ktsc(s);
-		kmode(s);
-		kip(s, ppt_tip_pge, r->ip);
-		s->enabled = true;
+		ptstream_tnt_flush(&s->ps);
+		ptstream_tsc(&s->ps);
+		ptstream_pge(&s->ps, r->ip);
 		s->pge++;
-	} else if (s->psb_period && s->buf.len - s->psb_mark >= s->psb_period) {
-		kpsb(s, r->ip);
+	} else if (ptstream_psb_due(&s->ps, s->psb_period)) {
+		ptstream_psb(&s->ps, r->ip);
 	}
 	s->pending = true;
 	s->ip = r->ip;
@@ -232,8 +118,8 @@ static void kexit(struct kstate *s, uint64_t target)
 {
 	/* the pending branch leaves the filter: TIP.PGD carries its target */
 	s->pending = false;
-	kip(s, ppt_tip_pgd, target);
-	s->enabled = false;
+	ptstream_ip(&s->ps, ppt_tip_pgd, target);
+	s->ps.enabled = false;
 	s->pgd++;
 }
 
@@ -242,27 +128,25 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 	size_t i;
 	int err = 0;
 
-	s->pe = pktenc_new(&s->buf);
-	if (!s->pe)
-		return -ENOMEM;
-	for (i = 0; i < gt->nr_recs && !err && !s->err; i++) {
+	err = ptstream_init(&s->ps, &s->buf, PT_TNT8_MAX, "ptsynth ksynth");
+	if (err)
+		return err;
+	for (i = 0; i < gt->nr_recs && !err && !s->ps.err; i++) {
 		const struct gt_rec *r = gt->recs[i];
 
 		if (r->type == GT_INSN) {
 			if (!s->insns) {
 				/* TraceEn: PSB+ with packets disabled */
-				s->tsc = r->tsc;
-				kpsb(s, 0);
+				s->ps.tsc = r->tsc;
+				ptstream_psb(&s->ps, 0);
 			}
 			err = kinsn(s, (const struct gt_insn *)r);
-		} else if (r->type == GT_KIRQ && s->enabled) {
+		} else if (r->type == GT_KIRQ && s->ps.enabled) {
 			/* an interrupt: FUP of where it resumes, TIP.PGD */
 			uint64_t ip = ((const struct gt_kirq *)r)->ip;
 
 			kresolve(s, ip);
-			kip(s, ppt_fup, ip);
-			kpgd_suppressed(s);
-			s->enabled = false;
+			ptstream_fup_pgd(&s->ps, ip);
 			s->irqs++;
 		} else if (r->type == GT_KEXIT) {
 			if (!s->pending) {
@@ -273,15 +157,14 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 			}
 		}
 	}
-	if (!err && s->enabled && s->pending) {
+	if (!err && s->ps.enabled && s->pending) {
 		/* ends inside the filter: an asynchronous disable */
 		s->pending = false;
-		kip(s, ppt_fup, s->ip);
-		kpgd_suppressed(s);
+		ptstream_fup_pgd(&s->ps, s->ip);
 	}
-	ktnt_flush(s);
-	pktenc_free(s->pe);
-	return err ? err : s->err;
+	ptstream_tnt_flush(&s->ps);
+	ptstream_exit(&s->ps);
+	return err ? err : s->ps.err;
 }
 
 /* ---- perf.data ---- */
@@ -529,7 +412,7 @@ int ksynth_run(const struct ksynth_opts *o)
 	fprintf(stderr, "ptsynth ksynth: %llu insns, %zu bytes of PT: %llu TIP.PGE, %llu TIP.PGD, %llu PSB, %llu TNT bits, %llu TIP, %llu FUP+TIP.PGD for interrupts\n",
 		(unsigned long long)s.insns, s.buf.len,
 		(unsigned long long)s.pge, (unsigned long long)s.pgd,
-		(unsigned long long)s.psb, (unsigned long long)s.tnt_bits,
+		(unsigned long long)s.ps.nr_psb, (unsigned long long)s.tnt_bits,
 		(unsigned long long)s.tips, (unsigned long long)s.irqs);
 	free(s.buf.data);
 	gt_free(&gt);

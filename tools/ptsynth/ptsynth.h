@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <intel-pt.h>
 
 #include "gt.h"
 
@@ -91,7 +92,6 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 void synth_result_free(struct synth_result *res);
 
 /* pt packet helpers (packet.c), exposed for unit tests */
-struct pt_packet;
 struct pktenc;
 struct pktenc *pktenc_new(struct ptbuf *out);
 void pktenc_free(struct pktenc *pe);
@@ -99,6 +99,46 @@ int pktenc_put(struct pktenc *pe, const struct pt_packet *pkt);
 int ptbuf_append(struct ptbuf *b, const void *data, size_t len);
 
 int ipc_choose(uint64_t last_ip, uint64_t ip);
+
+/*
+ * One PT packet stream of a synthesiser (packet.c): the state a decoder
+ * follows (IP compression, TNT bits, PacketEn).  synth.c and ksynth.c
+ * decide what to emit when; the packets are built here.
+ */
+#define PT_TNT8_MAX	6	/* TNT bits of a TNT-8 packet */
+#define PT_TNT64_MAX	47	/* ... of a TNT-64 packet */
+
+struct ptstream {
+	struct ptbuf *buf;	/* the packets */
+	struct pktenc *pe;
+	const char *who;	/* for error messages */
+	int tnt_max;		/* TNT bits sent in one packet */
+	bool enabled;		/* PacketEn: packets flowing */
+	bool lost;		/* inside an OVF window: packets dropped */
+	uint64_t last_ip;	/* for IP compression */
+	uint64_t tnt;
+	int tnt_n;
+	size_t psb_mark;	/* buffer length at the last PSB */
+	uint64_t tsc;		/* for the next TSC packet */
+	uint64_t nr_packets, nr_psb;
+	int err;		/* encoder error: no more packets */
+};
+
+int ptstream_init(struct ptstream *ps, struct ptbuf *buf, int tnt_max,
+		  const char *who);
+void ptstream_exit(struct ptstream *ps);
+void ptstream_emit(struct ptstream *ps, const struct pt_packet *p);
+void ptstream_tnt_flush(struct ptstream *ps);
+void ptstream_tnt(struct ptstream *ps, bool taken);
+void ptstream_ip(struct ptstream *ps, enum pt_packet_type type, uint64_t ip);
+void ptstream_simple(struct ptstream *ps, enum pt_packet_type type);
+void ptstream_tsc(struct ptstream *ps);
+void ptstream_mode_exec(struct ptstream *ps);
+void ptstream_pgd(struct ptstream *ps);
+void ptstream_fup_pgd(struct ptstream *ps, uint64_t ip);
+void ptstream_pge(struct ptstream *ps, uint64_t ip);
+void ptstream_psb(struct ptstream *ps, uint64_t ip);
+bool ptstream_psb_due(const struct ptstream *ps, uint64_t period);
 
 /* sideband.c: the sideband of a real perf record --flowjit of the run */
 struct sb_rec {

@@ -19,29 +19,19 @@
 #include "ptsynth.h"
 
 #define RETSTACK_MAX	64
-#define TNT8_MAX	6
-#define TNT64_MAX	47
 #define MAX_STREAMS	256
 #define MAX_THREADS	1024
 
 struct stream_state {
+	struct ptstream ps;	/* enabled: PacketEn, user mode */
 	struct synth_stream *out;
-	struct pktenc *pe;
 	const struct synth_opts *o;
 	struct synth_result *res;
 	bool trace_en;		/* TraceEn: initial PSB+ emitted */
-	bool enabled;		/* PacketEn: user mode, packets flowing */
-	bool lost;		/* inside the OVF window: packets dropped */
-	uint64_t last_ip;
-	uint64_t tnt;
-	int tnt_n;
-	size_t psb_mark;	/* buffer length at the last PSB */
 	uint64_t retstack[RETSTACK_MAX];
 	int ret_n;
 	uint64_t nr_insn;
-	uint64_t tsc;
 	int cur_tid;		/* per-cpu: thread currently running */
-	int err;
 };
 
 struct thread_state {
@@ -75,127 +65,11 @@ void synth_opts_default(struct synth_opts *o)
 	o->ovf_len = 32;
 }
 
-/* ---- packet emission ---- */
-
-static void emit(struct stream_state *s, struct pt_packet *p)
-{
-	int n;
-
-	if (s->lost || s->err)
-		return;
-	n = pktenc_put(s->pe, p);
-	if (n < 0) {
-		fprintf(stderr, "ptsynth: encoder error: %s\n",
-			pt_errstr(pt_errcode(n)));
-		s->err = n;
-		return;
-	}
-	s->res->nr_packets++;
-}
-
-static void tnt_flush(struct stream_state *s)
-{
-	struct pt_packet p;
-
-	if (!s->tnt_n)
-		return;
-	memset(&p, 0, sizeof(p));
-	p.type = s->tnt_n > TNT8_MAX ? ppt_tnt_64 : ppt_tnt_8;
-	p.payload.tnt.bit_size = s->tnt_n;
-	p.payload.tnt.payload = s->tnt;
-	emit(s, &p);
-	s->tnt = 0;
-	s->tnt_n = 0;
-}
-
-static void tnt_add(struct stream_state *s, bool taken)
-{
-	int max = s->o->long_tnt ? TNT64_MAX : TNT8_MAX;
-
-	s->tnt = (s->tnt << 1) | taken;
-	if (++s->tnt_n == max)
-		tnt_flush(s);
-}
-
-static void emit_ip(struct stream_state *s, enum pt_packet_type type,
-		    uint64_t ip)
-{
-	struct pt_packet p;
-
-	tnt_flush(s);
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.payload.ip.ipc = ipc_choose(s->last_ip, ip);
-	p.payload.ip.ip = ip;
-	emit(s, &p);
-	s->last_ip = ip;
-}
-
-static void emit_simple(struct stream_state *s, enum pt_packet_type type)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	emit(s, &p);
-}
-
-static void emit_tsc(struct stream_state *s)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = s->tsc & ((1ULL << 56) - 1);
-	emit(s, &p);
-}
-
-static void emit_mode_exec(struct stream_state *s)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	emit(s, &p);
-}
-
-static void emit_pgd(struct stream_state *s)
-{
-	struct pt_packet p;
-
-	tnt_flush(s);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tip_pgd;
-	p.payload.ip.ipc = pt_ipc_suppressed;
-	emit(s, &p);
-	s->enabled = false;
-}
-
-static void emit_pge(struct stream_state *s, uint64_t ip)
-{
-	tnt_flush(s);
-	emit_mode_exec(s);
-	emit_ip(s, ppt_tip_pge, ip);
-	s->enabled = true;
-}
-
-/* PSB+: PSB, TSC, MODE.Exec and FUP when packets are enabled, PSBEND. */
+/* PSB+: return compression starts again from an empty stack */
 static void emit_psb_plus(struct stream_state *s, uint64_t ip)
 {
-	tnt_flush(s);
-	s->psb_mark = s->out->buf.len;	/* the period counts from PSB */
-	emit_simple(s, ppt_psb);
-	emit_tsc(s);
-	s->last_ip = 0;
+	ptstream_psb(&s->ps, ip);
 	s->ret_n = 0;
-	if (s->enabled) {
-		emit_mode_exec(s);
-		emit_ip(s, ppt_fup, ip);
-	}
-	emit_simple(s, ppt_psbend);
-	s->res->nr_psb++;
 }
 
 /* ---- instruction flow ---- */
@@ -215,12 +89,12 @@ static void resolve_ret(struct stream_state *s, uint64_t next_ip)
 	if (s->o->retcomp && s->ret_n &&
 	    s->retstack[s->ret_n - 1] == next_ip) {
 		s->ret_n--;
-		tnt_add(s, true);
+		ptstream_tnt(&s->ps, true);
 		return;
 	}
 	/* conservative: never compress against a stack we may not share */
 	s->ret_n = 0;
-	emit_ip(s, ppt_tip, next_ip);
+	ptstream_ip(&s->ps, ppt_tip, next_ip);
 }
 
 /* Emit what the pending instruction of @th tells a decoder. */
@@ -238,7 +112,7 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		if (known && next_ip != fall && next_ip != in->target)
 			fprintf(stderr, "ptsynth: warning: jcc at %#lx went to %#lx\n",
 				(unsigned long)th->ip, (unsigned long)next_ip);
-		tnt_add(s, known && next_ip != fall);
+		ptstream_tnt(&s->ps, known && next_ip != fall);
 		break;
 	case IC_CALL:
 		ret_push(s, fall);
@@ -248,14 +122,14 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		/* fall through */
 	case IC_JMP_IND:
 		if (known)
-			emit_ip(s, ppt_tip, next_ip);
+			ptstream_ip(&s->ps, ppt_tip, next_ip);
 		break;
 	case IC_RET:
 		if (known)
 			resolve_ret(s, next_ip);
 		break;
 	case IC_FAR:
-		emit_pgd(s);
+		ptstream_pgd(&s->ps);
 		break;
 	default:
 		break;
@@ -270,18 +144,18 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 	if (o->ovf_at < 0)
 		return;
 	if (idx == o->ovf_at) {
-		tnt_flush(s);
-		s->lost = true;
+		ptstream_tnt_flush(&s->ps);
+		s->ps.lost = true;
 	}
-	if (s->lost && idx == o->ovf_at + (int64_t)o->ovf_len) {
-		s->lost = false;
-		s->tnt = 0;
-		s->tnt_n = 0;
+	if (s->ps.lost && idx == o->ovf_at + (int64_t)o->ovf_len) {
+		s->ps.lost = false;
+		s->ps.tnt = 0;
+		s->ps.tnt_n = 0;
 		s->ret_n = 0;
-		emit_simple(s, ppt_ovf);
-		s->last_ip = 0;
-		if (s->enabled)
-			emit_ip(s, ppt_fup, ip);
+		ptstream_simple(&s->ps, ppt_ovf);
+		s->ps.last_ip = 0;
+		if (s->ps.enabled)
+			ptstream_ip(&s->ps, ppt_fup, ip);
 		s->res->ovf_done = true;
 		s->res->ovf_resume_idx = idx;
 	}
@@ -289,7 +163,7 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 
 static void stream_begin(struct stream_state *s, uint64_t tsc)
 {
-	s->tsc = tsc;
+	s->ps.tsc = tsc;
 	if (!s->trace_en) {
 		s->out->first_tsc = tsc;
 		emit_psb_plus(s, 0);
@@ -326,17 +200,16 @@ static void thread_faults(struct thread_state *th, uint64_t tsc)
 			s->res->nr_faults_before++;
 			continue;
 		}
-		if (!th->pending || !s->enabled || s->lost) {
+		if (!th->pending || !s->ps.enabled || s->ps.lost) {
 			s->res->nr_faults_dropped++;
 			continue;
 		}
-		emit_ip(s, ppt_fup, th->ip);
-		emit_pgd(s);
-		if (o->fault_tsc && f->tsc > s->tsc) {
-			s->tsc = f->tsc;
-			emit_tsc(s);
+		ptstream_fup_pgd(&s->ps, th->ip);
+		if (o->fault_tsc && f->tsc > s->ps.tsc) {
+			s->ps.tsc = f->tsc;
+			ptstream_tsc(&s->ps);
 		}
-		emit_pge(s, th->ip);
+		ptstream_pge(&s->ps, th->ip);
 		s->res->nr_faults++;
 	}
 }
@@ -352,9 +225,9 @@ static void thread_insn(struct thread_state *th, uint64_t ip,
 	resolve(th, ip, true);
 	stream_begin(s, tsc);
 	ovf_boundary(s, ip);
-	if (!s->enabled)
-		emit_pge(s, ip);
-	else if (o->psb_period && s->out->buf.len - s->psb_mark >= o->psb_period)
+	if (!s->ps.enabled)
+		ptstream_pge(&s->ps, ip);
+	else if (ptstream_psb_due(&s->ps, o->psb_period))
 		emit_psb_plus(s, ip);
 	th->pending = true;
 	th->begun = true;
@@ -372,11 +245,9 @@ static void thread_async(struct thread_state *th, uint64_t resume_ip,
 	struct stream_state *s = th->s;
 
 	resolve(th, resume_ip, true);
-	s->tsc = tsc;
-	if (s->enabled) {
-		emit_ip(s, ppt_fup, resume_ip);
-		emit_pgd(s);
-	}
+	s->ps.tsc = tsc;
+	if (s->ps.enabled)
+		ptstream_fup_pgd(&s->ps, resume_ip);
 }
 
 static void thread_end(struct thread_state *th)
@@ -391,10 +262,8 @@ static void thread_end(struct thread_state *th)
 		fprintf(stderr, "ptsynth: warning: thread %d ended after a non-far insn at %#lx\n",
 			th->tid, (unsigned long)th->ip);
 		th->pending = false;
-		if (s->enabled) {
-			emit_ip(s, ppt_fup, th->ip + th->info.len);
-			emit_pgd(s);
-		}
+		if (s->ps.enabled)
+			ptstream_fup_pgd(&s->ps, th->ip + th->info.len);
 		return;
 	}
 	resolve(th, 0, false);
@@ -444,10 +313,9 @@ static int new_stream(struct synth *sy, int cpu, int pid, int tid)
 	ss->o = sy->o;
 	ss->res = res;
 	ss->cur_tid = -1;
-	ss->pe = pktenc_new(&st->buf);
-	if (!ss->pe)
-		return -ENOMEM;
-	return 0;
+	return ptstream_init(&ss->ps, &st->buf,
+			     sy->o->long_tnt ? PT_TNT64_MAX : PT_TNT8_MAX,
+			     "ptsynth");
 }
 
 static int add_switch(struct synth *sy, struct stream_state *s, bool out,
@@ -520,7 +388,7 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 		 s->out->last_tsc + (tsc - s->out->last_tsc) / 2 : tsc - 1;
 	if (prev) {
 		if (!prev->exited && next_ip_of(sy, prev->tid, &ip))
-			thread_async(prev, ip, prev->s->tsc);
+			thread_async(prev, ip, prev->s->ps.tsc);
 		else
 			thread_end(prev);
 		if (add_switch(sy, s, true, prev, th, sw_tsc))
@@ -530,9 +398,9 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 		return -ENOMEM;
 	s->cur_tid = th->tid;
 	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
-	s->tsc = tsc;
+	s->ps.tsc = tsc;
 	if (s->trace_en)
-		emit_tsc(s);
+		ptstream_tsc(&s->ps);
 	return 0;
 }
 
@@ -583,7 +451,7 @@ static int do_insn(struct synth *sy, const struct gt_insn *r)
 			return err;
 	}
 	thread_insn(th, r->ip, &info, r->h.tsc);
-	return th->s->err;
+	return th->s->ps.err;
 }
 
 static int do_record(struct synth *sy, const struct gt_rec *r)
@@ -634,11 +502,14 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 		if (sy.ts[i].s)
 			thread_end(&sy.ts[i]);
 	for (i = 0; i < sy.nr_ss && !err; i++) {
-		tnt_flush(&sy.ss[i]);
-		err = sy.ss[i].err;
+		ptstream_tnt_flush(&sy.ss[i].ps);
+		err = sy.ss[i].ps.err;
 	}
-	for (i = 0; i < sy.nr_ss; i++)
-		pktenc_free(sy.ss[i].pe);
+	for (i = 0; i < sy.nr_ss; i++) {
+		res->nr_packets += sy.ss[i].ps.nr_packets;
+		res->nr_psb += sy.ss[i].ps.nr_psb;
+		ptstream_exit(&sy.ss[i].ps);
+	}
 	free(sy.ss);
 	free(sy.ts);
 	return err;
