@@ -19,9 +19,6 @@
 
 #include "ptsynth.h"
 
-#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
-#define PERF_RECORD_AUXTRACE_INFO	70
-#define PERF_RECORD_AUXTRACE		71
 #define PERF_AUXTRACE_INTEL_PT		1
 
 /* Positions in the intel_pt AUXTRACE_INFO private area (util/intel-pt.h) */
@@ -56,6 +53,9 @@ enum {
 #define PT_CFG_CYC		(1ULL << 1)
 #define PT_CFG_PSB_SHIFT	24
 
+_Static_assert(INTEL_PT_INFO_WORDS == 2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1,
+	       "AUXTRACE_INFO: header, type, priv[], cap_event_trace");
+
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
@@ -66,23 +66,9 @@ enum {
 #define ID_DUMMY	1000
 #define MAX_IDS		256
 
-struct file_section {
-	uint64_t offset, size;
-};
-
-struct file_header {
-	uint64_t magic;
-	uint64_t size;
-	uint64_t attr_size;
-	struct file_section attrs;
-	struct file_section data;
-	struct file_section event_types;
-	uint64_t adds_features[4];
-};
-
 struct file_attr {
 	struct perf_event_attr attr;
-	struct file_section ids;
+	struct perf_file_section ids;
 };
 
 /* sample_id_all trailer for SAMPLE_TYPE */
@@ -118,6 +104,128 @@ uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc)
 
 	return tc->time_zero + quot * tc->time_mult +
 	       ((rem * tc->time_mult) >> tc->time_shift);
+}
+
+/* ---- the format, shared with ksynth.c and sideband.c ---- */
+
+/* @h is a perf.data header whose attrs and data are in the file */
+bool perf_header_ok(const struct perf_file_header *h, uint64_t file_size)
+{
+	return h->magic == PERF_MAGIC &&
+	       h->attr_size >= sizeof(struct perf_file_section) + 64 &&
+	       h->attrs.offset <= file_size &&
+	       h->attrs.size <= file_size - h->attrs.offset &&
+	       h->data.offset <= file_size &&
+	       h->data.size <= file_size - h->data.offset;
+}
+
+/* The ids section of a file attr (@attr_size bytes, ids last) */
+struct perf_file_section perf_attr_ids(const uint8_t *attr, uint64_t attr_size)
+{
+	struct perf_file_section ids;
+
+	memcpy(&ids, attr + attr_size - sizeof(ids), sizeof(ids));
+	return ids;
+}
+
+/* intel_pt attr.config: branches, TSC, the PSB period, noretcomp */
+uint64_t intel_pt_config(uint64_t psb_period, bool retcomp)
+{
+	uint64_t cfg = PT_CFG_PT | PT_CFG_BRANCH | PT_CFG_TSC;
+	uint64_t p = psb_period, v = 0;
+
+	if (!retcomp)
+		cfg |= PT_CFG_NORETCOMP;
+	/* psb_period field: 2^(v+11) bytes */
+	while (p > 2048 && v < 15) {
+		p >>= 1;
+		v++;
+	}
+	return cfg | (v << PT_CFG_PSB_SHIFT);
+}
+
+/* An intel_pt attr as perf record sets it; the caller picks the CPL */
+void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
+		   uint64_t config, uint64_t sample_type)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = pmu_type;
+	a->size = sizeof(*a);
+	a->config = config;
+	a->sample_period = 1;
+	a->sample_type = sample_type;
+	a->disabled = 1;
+	a->exclude_hv = 1;
+	a->sample_id_all = 1;
+}
+
+/*
+ * PERF_RECORD_AUXTRACE_INFO of intel_pt into @rec (@max_words u64s): the
+ * time conversion, the config bits, @filter as perf record --filter notes
+ * it (NULL: none).  Returns the record's size, 0 if it does not fit.
+ */
+size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
+			      uint32_t pmu_type, const struct gt_timeconv *tc,
+			      bool per_cpu, const char *filter)
+{
+	struct perf_event_header *h = (void *)rec;
+	size_t flen = filter ? strlen(filter) : 0;
+	/* header, type, priv[], the filter string, cap_event_trace */
+	size_t words = 2 + INTEL_PT_AUXTRACE_PRIV_MAX +
+		       (flen ? (flen + 1 + 7) / 8 : 0) + 1;
+	uint64_t *priv = rec + 2;
+
+	if (words > max_words)
+		return 0;
+	memset(rec, 0, words * 8);
+	h->type = PERF_RECORD_AUXTRACE_INFO;
+	h->size = words * 8;
+	rec[1] = PERF_AUXTRACE_INTEL_PT;	/* type, reserved */
+	priv[INTEL_PT_PMU_TYPE] = pmu_type;
+	priv[INTEL_PT_TIME_SHIFT] = tc->time_shift;
+	priv[INTEL_PT_TIME_MULT] = tc->time_mult;
+	priv[INTEL_PT_TIME_ZERO] = tc->time_zero;
+	priv[INTEL_PT_CAP_USER_TIME_ZERO] = tc->cap_user_time_zero;
+	priv[INTEL_PT_TSC_BIT] = PT_CFG_TSC;
+	priv[INTEL_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	priv[INTEL_PT_HAVE_SCHED_SWITCH] = per_cpu ? 3 : 0;
+	priv[INTEL_PT_SNAPSHOT_MODE] = 0;
+	priv[INTEL_PT_PER_CPU_MMAPS] = per_cpu;
+	priv[INTEL_PT_MTC_BIT] = PT_CFG_MTC;
+	priv[INTEL_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
+	priv[INTEL_PT_TSC_CTC_N] = 0;
+	priv[INTEL_PT_TSC_CTC_D] = 0;
+	priv[INTEL_PT_CYC_BIT] = PT_CFG_CYC;
+	priv[INTEL_PT_MAX_NONTURBO_RATIO] = 0;
+	priv[INTEL_PT_FILTER_STR_LEN] = flen;
+	if (flen)
+		memcpy(priv + INTEL_PT_AUXTRACE_PRIV_MAX, filter, flen);
+	return words * 8;
+}
+
+/* The AUXTRACE record of the trace @b (its size padded to 8 bytes) */
+void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ptbuf *b,
+			uint64_t reference, int idx, int tid, int cpu)
+{
+	a->size = (b->len + 7) & ~7ULL;
+	a->offset = 0;
+	a->reference = reference;
+	a->idx = idx;
+	a->tid = tid;
+	a->cpu = cpu;
+	a->reserved = 0;
+}
+
+/* The trace bytes that follow an AUXTRACE record, zero padded */
+int perf_write_aux(FILE *f, const struct ptbuf *b)
+{
+	static const uint8_t zeros[8];
+
+	if (b->len && fwrite(b->data, b->len, 1, f) != 1)
+		return -EIO;
+	if ((b->len & 7) && fwrite(zeros, 8 - (b->len & 7), 1, f) != 1)
+		return -EIO;
+	return 0;
 }
 
 static void *add_event(struct writer *w, uint32_t type, uint16_t misc,
@@ -349,10 +457,7 @@ static int aux_streams(struct writer *w)
 	for (i = 0; i < res->nr_streams; i++) {
 		const struct synth_stream *s = &res->streams[i];
 		uint64_t t = tsc_to_perf_time(s->first_tsc, tc);
-		struct perf_record_auxtrace_body {
-			uint64_t size, offset, reference;
-			uint32_t idx, tid, cpu, reserved;
-		} *p;
+		struct perf_auxtrace *p;
 
 		if (s->tid >= 0) {
 			err = sb_itrace_start(w, s->pid, s->tid, t);
@@ -363,12 +468,8 @@ static int aux_streams(struct writer *w)
 		p = add_event(w, PERF_RECORD_AUXTRACE, 0, sizeof(*p), UINT64_MAX);
 		if (!p)
 			return -ENOMEM;
-		p->size = (s->buf.len + 7) & ~7UL;
-		p->offset = 0;
-		p->reference = ((uint64_t)i << 32) | 1;
-		p->idx = s->idx;
-		p->tid = s->tid;
-		p->cpu = s->cpu;
+		perf_auxtrace_fill(p, &s->buf, ((uint64_t)i << 32) | 1,
+				   s->idx, s->tid, s->cpu);
 		w->ev[w->nr_ev - 1].aux = &s->buf;
 	}
 	return 0;
@@ -376,36 +477,14 @@ static int aux_streams(struct writer *w)
 
 static int auxtrace_info(struct writer *w, FILE *f, uint64_t *written)
 {
-	const struct gt_timeconv *tc = &w->gt->hdr.tc;
-	uint64_t rec[2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1];
-	struct perf_event_header *h = (void *)rec;
-	uint64_t *priv = rec + 2;
+	uint64_t rec[INTEL_PT_INFO_WORDS];
+	size_t size;
 
-	memset(rec, 0, sizeof(rec));
-	h->type = PERF_RECORD_AUXTRACE_INFO;
-	h->size = sizeof(rec);
-	rec[1] = PERF_AUXTRACE_INTEL_PT;	/* type, reserved */
-	priv[INTEL_PT_PMU_TYPE] = w->o->pmu_type;
-	priv[INTEL_PT_TIME_SHIFT] = tc->time_shift;
-	priv[INTEL_PT_TIME_MULT] = tc->time_mult;
-	priv[INTEL_PT_TIME_ZERO] = tc->time_zero;
-	priv[INTEL_PT_CAP_USER_TIME_ZERO] = tc->cap_user_time_zero;
-	priv[INTEL_PT_TSC_BIT] = PT_CFG_TSC;
-	priv[INTEL_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
-	priv[INTEL_PT_HAVE_SCHED_SWITCH] = w->o->per_cpu ? 3 : 0;
-	priv[INTEL_PT_SNAPSHOT_MODE] = 0;
-	priv[INTEL_PT_PER_CPU_MMAPS] = w->o->per_cpu;
-	priv[INTEL_PT_MTC_BIT] = PT_CFG_MTC;
-	priv[INTEL_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
-	priv[INTEL_PT_TSC_CTC_N] = 0;
-	priv[INTEL_PT_TSC_CTC_D] = 0;
-	priv[INTEL_PT_CYC_BIT] = PT_CFG_CYC;
-	priv[INTEL_PT_MAX_NONTURBO_RATIO] = 0;
-	priv[INTEL_PT_FILTER_STR_LEN] = 0;
-	priv[INTEL_PT_AUXTRACE_PRIV_MAX] = 0;	/* cap_event_trace */
-	if (fwrite(rec, sizeof(rec), 1, f) != 1)
+	size = intel_pt_auxtrace_info(rec, ARRAY_SIZE(rec), w->o->pmu_type,
+				      &w->gt->hdr.tc, w->o->per_cpu, NULL);
+	if (fwrite(rec, size, 1, f) != 1)
 		return -EIO;
-	*written += sizeof(rec);
+	*written += size;
 	return 0;
 }
 
@@ -418,36 +497,15 @@ static int cmp_event(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static uint64_t pt_config(const struct perfdata_opts *o)
-{
-	uint64_t cfg = PT_CFG_PT | PT_CFG_BRANCH | PT_CFG_TSC;
-	uint64_t p = o->psb_period, v = 0;
-
-	if (!o->retcomp)
-		cfg |= PT_CFG_NORETCOMP;
-	/* psb_period field: 2^(v+11) bytes */
-	while (p > 2048 && v < 15) {
-		p >>= 1;
-		v++;
-	}
-	return cfg | (v << PT_CFG_PSB_SHIFT);
-}
-
 static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
 {
 	struct perf_event_attr *pt = &a[0].attr, *dummy = &a[1].attr;
 
 	memset(a, 0, 2 * sizeof(*a));
-	pt->type = o->pmu_type;
-	pt->size = sizeof(*pt);
-	pt->config = pt_config(o);
-	pt->sample_period = 1;
-	pt->sample_type = SAMPLE_TYPE;
-	pt->disabled = 1;
+	intel_pt_attr(pt, o->pmu_type, intel_pt_config(o->psb_period, o->retcomp),
+		      SAMPLE_TYPE);
 	pt->enable_on_exec = 1;
 	pt->exclude_kernel = 1;
-	pt->exclude_hv = 1;
-	pt->sample_id_all = 1;
 
 	dummy->type = PERF_TYPE_SOFTWARE;
 	dummy->config = PERF_COUNT_SW_DUMMY;
@@ -479,8 +537,6 @@ static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
 	}
 }
 
-static const uint8_t zeros[8];
-
 static int write_data(struct writer *w, FILE *f, uint64_t *written)
 {
 	size_t i;
@@ -497,10 +553,7 @@ static int write_data(struct writer *w, FILE *f, uint64_t *written)
 		*written += e->size;
 		if (!e->aux)
 			continue;
-		if (e->aux->len && fwrite(e->aux->data, e->aux->len, 1, f) != 1)
-			return -EIO;
-		if ((e->aux->len & 7) &&
-		    fwrite(zeros, 8 - (e->aux->len & 7), 1, f) != 1)
+		if (perf_write_aux(f, e->aux))
 			return -EIO;
 		*written += (e->aux->len + 7) & ~7UL;
 	}
@@ -511,7 +564,7 @@ static int write_file(struct writer *w, FILE *f)
 {
 	const struct perfdata_opts *o = w->o;
 	int nr_pt_ids = w->res->nr_streams ? w->res->nr_streams : 1;
-	struct file_header fh;
+	struct perf_file_header fh;
 	struct file_attr attrs[2];
 	uint64_t ids[MAX_IDS], dummy_id = ID_DUMMY, written = 0;
 	int i, err;

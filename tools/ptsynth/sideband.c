@@ -27,20 +27,9 @@
 #include "../../include/uapi/linux/flowjit.h"
 #include "ptsynth.h"
 
-#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
 #define PERF_RECORD_FLOWJIT	63
 #define MAX_ATTRS		64
 #define MAX_IDS			4096
-
-struct sec {
-	uint64_t offset, size;
-};
-
-struct fheader {
-	uint64_t magic, size, attr_size;
-	struct sec attrs, data, event_types;
-	uint64_t features[4];
-};
 
 struct sb_attr {
 	uint64_t sample_type;
@@ -244,7 +233,7 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 		  bool strip_flowjit)
 {
 	struct sb_attr attrs[MAX_ATTRS];
-	const struct fheader *fh;
+	const struct perf_file_header *fh;
 	const uint8_t *map, *p, *end;
 	struct stat st;
 	int fd, nr_attrs, i, err = -EINVAL;
@@ -265,11 +254,7 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 	if (map == MAP_FAILED)
 		return -errno;
 	fh = (const void *)map;
-	if (fh->magic != PERF_MAGIC || fh->attr_size < 16 + 64 ||
-	    fh->attrs.offset > (uint64_t)st.st_size ||
-	    fh->attrs.size > (uint64_t)st.st_size - fh->attrs.offset ||
-	    fh->data.offset > (uint64_t)st.st_size ||
-	    fh->data.size > (uint64_t)st.st_size - fh->data.offset) {
+	if (!perf_header_ok(fh, st.st_size)) {
 		fprintf(stderr, "ptsynth: %s: not a (complete) perf.data file\n",
 			path);
 		goto out;
@@ -282,9 +267,8 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 	for (i = 0; i < nr_attrs; i++) {
 		const uint8_t *a = map + fh->attrs.offset + i * fh->attr_size;
 		const struct perf_event_attr *pa = (const void *)a;
-		struct sec ids;
+		struct perf_file_section ids = perf_attr_ids(a, fh->attr_size);
 
-		memcpy(&ids, a + fh->attr_size - sizeof(ids), sizeof(ids));
 		attrs[i].sample_type = pa->sample_type;
 		if (ids.offset > (uint64_t)st.st_size ||
 		    ids.size / 8 > MAX_IDS ||
