@@ -29,29 +29,8 @@
 #include "kgt.h"
 #include "ptsynth.h"
 
-#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
-#define PERF_RECORD_AUXTRACE_INFO	70
-#define PERF_RECORD_AUXTRACE		71
-#define PERF_AUXTRACE_INTEL_PT		1
-#define ATTR_FLAG_SAMPLE_ID_ALL		(1ULL << 18)
-
-/* util/intel-pt.h of Linux 6.1: the AUXTRACE_INFO private area */
-enum {
-	KPT_PMU_TYPE, KPT_TIME_SHIFT, KPT_TIME_MULT, KPT_TIME_ZERO,
-	KPT_CAP_USER_TIME_ZERO, KPT_TSC_BIT, KPT_NORETCOMP_BIT,
-	KPT_HAVE_SCHED_SWITCH, KPT_SNAPSHOT_MODE, KPT_PER_CPU_MMAPS,
-	KPT_MTC_BIT, KPT_MTC_FREQ_BITS, KPT_TSC_CTC_N, KPT_TSC_CTC_D,
-	KPT_CYC_BIT, KPT_MAX_NONTURBO_RATIO, KPT_FILTER_STR_LEN, KPT_PRIV_MAX,
-};
-
-#define CFG_PT		(1ULL << 0)
-#define CFG_CYC		(1ULL << 1)
-#define CFG_MTC		(1ULL << 9)
-#define CFG_TSC		(1ULL << 10)
-#define CFG_NORETCOMP	(1ULL << 11)
-#define CFG_BRANCH	(1ULL << 13)
-#define CFG_MTC_PERIOD	(0xfULL << 14)
-#define CFG_PSB_SHIFT	24
+/* the longest filter string of AUXTRACE_INFO */
+#define FILTER_STR_MAX	(128 * 8)
 
 struct kstate {
 	struct ptstream ps;	/* enabled: inside the filter ranges */
@@ -169,16 +148,6 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 
 /* ---- perf.data ---- */
 
-struct fsec {
-	uint64_t offset, size;
-};
-
-struct fheader {
-	uint64_t magic, size, attr_size;
-	struct fsec attrs, data, event_types;
-	uint64_t adds_features[4];
-};
-
 /* The whole file @path in a malloc'd buffer, its size in *@size. */
 uint8_t *kgt_read_file(const char *path, size_t *size)
 {
@@ -202,185 +171,195 @@ uint8_t *kgt_read_file(const char *path, size_t *size)
 	return buf;
 }
 
-static uint64_t kpt_config(uint64_t period)
-{
-	uint64_t v = 0;
+/* The perf.data perf record wrote in the guest, checked */
+struct guest {
+	uint8_t *file;
+	size_t size;
+	struct perf_file_header h;
+	size_t nr_attrs, nr_ids;
+	uint64_t free_id;	/* above all its ids */
+};
 
-	while (period > 2048 && v < 15) {
-		period >>= 1;
-		v++;
+static const uint8_t *guest_attr(const struct guest *g, size_t i)
+{
+	return g->file + g->h.attrs.offset + i * g->h.attr_size;
+}
+
+static int guest_load(struct guest *g, const char *path)
+{
+	size_t i, j;
+
+	memset(g, 0, sizeof(*g));
+	g->file = kgt_read_file(path, &g->size);
+	if (!g->file) {
+		fprintf(stderr, "ptsynth ksynth: cannot read %s\n", path);
+		return -EIO;
 	}
-	return CFG_PT | CFG_BRANCH | CFG_TSC | CFG_NORETCOMP | (v << CFG_PSB_SHIFT);
+	if (g->size < sizeof(g->h))
+		goto bad;
+	memcpy(&g->h, g->file, sizeof(g->h));
+	if (!perf_header_ok(&g->h, g->size) || g->h.attr_size > 4096 ||
+	    !g->h.attrs.size || g->h.attrs.size % g->h.attr_size)
+		goto bad;
+	g->nr_attrs = g->h.attrs.size / g->h.attr_size;
+	for (i = 0; i < g->nr_attrs; i++) {
+		struct perf_file_section is;
+
+		is = perf_attr_ids(guest_attr(g, i), g->h.attr_size);
+		if (is.offset > g->size || is.size > g->size - is.offset ||
+		    is.size % 8)
+			goto bad;
+		g->nr_ids += is.size / 8;
+		for (j = 0; j < is.size / 8; j++) {
+			uint64_t id;
+
+			memcpy(&id, g->file + is.offset + j * 8, 8);
+			if (id >= g->free_id)
+				g->free_id = id + 1;
+		}
+	}
+	return 0;
+bad:
+	fprintf(stderr, "ptsynth ksynth: %s: not a perf.data file perf record wrote\n",
+		path);
+	free(g->file);
+	g->file = NULL;
+	return -EINVAL;
+}
+
+/*
+ * The attrs of the new file in @attrs, their ids in @ids, where they go
+ * in @h: the intel_pt attr (kernel only, the guest's sample_type, an id
+ * no guest attr has), then the guest's.  The ids follow the header, then
+ * come the attrs, then the data.
+ */
+static void merge_attrs(const struct ksynth_opts *o, const struct guest *g,
+			struct perf_file_header *h, uint8_t *attrs,
+			uint64_t *ids)
+{
+	size_t asz = g->h.attr_size, i, n = 0;
+	struct perf_file_section is = { sizeof(*h), 8 };
+	struct perf_event_attr pa;
+	uint64_t sample_type;
+
+	memcpy(&sample_type, guest_attr(g, 0) + 24, 8);
+	intel_pt_attr(&pa, o->pmu_type, intel_pt_config(o->psb_period, false),
+		      sample_type);
+	pa.size = asz - sizeof(is) < sizeof(pa) ? asz - sizeof(is) : sizeof(pa);
+	pa.exclude_user = 1;
+
+	ids[n++] = g->free_id;
+	memcpy(attrs, &pa, pa.size);
+	memcpy(attrs + asz - sizeof(is), &is, sizeof(is));
+	for (i = 0; i < g->nr_attrs; i++) {
+		const uint8_t *ga = guest_attr(g, i);
+		struct perf_file_section gs = perf_attr_ids(ga, asz);
+
+		is.offset = sizeof(*h) + n * 8;
+		is.size = gs.size;
+		memcpy(attrs + (i + 1) * asz, ga, asz);
+		memcpy(attrs + (i + 2) * asz - sizeof(is), &is, sizeof(is));
+		memcpy(ids + n, g->file + gs.offset, gs.size);
+		n += gs.size / 8;
+	}
+	memset(h, 0, sizeof(*h));
+	h->magic = PERF_MAGIC;
+	h->size = sizeof(*h);
+	h->attr_size = asz;
+	h->attrs.offset = sizeof(*h) + n * 8;
+	h->attrs.size = (g->nr_attrs + 1) * asz;
+	h->data.offset = h->attrs.offset + h->attrs.size;
+}
+
+/* AUXTRACE_INFO with the filter string perf record --filter leaves */
+static size_t kpt_info(const struct ksynth_opts *o, const struct gt_trace *gt,
+		       uint64_t *info, size_t words)
+{
+	char fstr[FILTER_STR_MAX];
+	size_t flen = 0;
+	int i;
+
+	fstr[0] = '\0';
+	for (i = 0; i < o->nr_filter && flen < sizeof(fstr); i++)
+		flen += snprintf(fstr + flen, sizeof(fstr) - flen,
+				 "%sfilter %#llx/%#llx", i ? "," : "",
+				 (unsigned long long)o->filter[i].start,
+				 (unsigned long long)(o->filter[i].end -
+						      o->filter[i].start));
+	if (flen >= sizeof(fstr) - 1) {
+		fprintf(stderr, "ptsynth ksynth: the filter string is too long\n");
+		return 0;
+	}
+	return intel_pt_auxtrace_info(info, words, o->pmu_type, &gt->hdr.tc,
+				      false, fstr);
+}
+
+/* the thread of the stream: the program's first GT_INSN record's */
+static uint32_t stream_tid(const struct gt_trace *gt)
+{
+	size_t i;
+
+	for (i = 0; i < gt->nr_recs; i++)
+		if (gt->recs[i]->type == GT_INSN)
+			return gt->recs[i]->tid;
+	return gt->hdr.pid;
 }
 
 static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		      const struct kstate *s)
 {
-	struct fheader gh, h;
-	size_t gsize, nattr, i, asz, ids_total = 0;
-	uint8_t *g = kgt_read_file(o->sideband, &gsize), *attrs = NULL;
-	uint64_t *ids = NULL, pt_id = 0, sample_type, data_size;
-	/* priv[0..FILTER_STR_LEN], the filter string, cap_event_trace */
-	uint64_t info[2 + KPT_PRIV_MAX + 128 + 1];
-	size_t info_size, flen;
-	char *fstr;
-	struct perf_event_attr pa;
-	uint64_t aux[6];
-	FILE *f = NULL;
-	int err = -EINVAL;
+	uint64_t info[INTEL_PT_INFO_WORDS + FILTER_STR_MAX / 8];
+	struct {
+		struct perf_event_header h;
+		struct perf_auxtrace a;
+	} aux;
+	struct perf_file_header h;
+	uint8_t *attrs = NULL;
+	uint64_t *ids = NULL;
+	size_t info_size;
+	struct guest g;
+	FILE *f;
+	int err;
 
-	if (!g) {
-		fprintf(stderr, "ptsynth ksynth: cannot read %s\n", o->sideband);
-		return -EIO;
-	}
-	if (gsize < sizeof(gh))
-		goto bad;
-	memcpy(&gh, g, sizeof(gh));
-	asz = gh.attr_size;
-	if (gh.magic != PERF_MAGIC || asz < 64 + 16 || asz > 4096 ||
-	    gh.attrs.offset > gsize || gh.attrs.size > gsize - gh.attrs.offset ||
-	    gh.data.offset > gsize || gh.data.size > gsize - gh.data.offset ||
-	    gh.attrs.size % asz || !gh.attrs.size)
-		goto bad;
-	nattr = gh.attrs.size / asz;
-	for (i = 0; i < nattr; i++) {
-		struct fsec is;
-
-		memcpy(&is, g + gh.attrs.offset + i * asz + asz - 16, 16);
-		if (is.offset > gsize || is.size > gsize - is.offset || is.size % 8)
-			goto bad;
-		ids_total += is.size / 8;
-		for (size_t j = 0; j < is.size / 8; j++) {
-			uint64_t id;
-
-			memcpy(&id, g + is.offset + j * 8, 8);
-			if (id >= pt_id)
-				pt_id = id + 1;
-		}
-	}
-	memcpy(&sample_type, g + gh.attrs.offset + 24, 8);
-
-	/* the intel_pt attr: kernel only, the guest's sample_type */
-	memset(&pa, 0, sizeof(pa));
-	pa.type = o->pmu_type;
-	pa.size = asz - 16 < sizeof(pa) ? asz - 16 : sizeof(pa);
-	pa.config = kpt_config(o->psb_period);
-	pa.sample_period = 1;
-	pa.sample_type = sample_type;
-	pa.disabled = 1;
-	pa.exclude_user = 1;
-	pa.exclude_hv = 1;
-	pa.sample_id_all = 1;
-
-	attrs = calloc(nattr + 1, asz);
-	ids = calloc(ids_total + 1, 8);
-	if (!attrs || !ids) {
-		err = -ENOMEM;
+	err = guest_load(&g, o->sideband);
+	if (err)
+		return err;
+	err = -EINVAL;
+	info_size = kpt_info(o, gt, info, ARRAY_SIZE(info));
+	if (!info_size)
 		goto out;
-	}
-	memset(&h, 0, sizeof(h));
-	h.magic = PERF_MAGIC;
-	h.size = sizeof(h);
-	h.attr_size = asz;
-	/* ids after the header, then the attrs, then the data */
-	{
-		uint64_t off = sizeof(h), n = 0;
-		struct fsec is = { off, 8 };
+	err = -ENOMEM;
+	attrs = calloc(g.nr_attrs + 1, g.h.attr_size);
+	ids = calloc(g.nr_ids + 1, 8);
+	if (!attrs || !ids)
+		goto out;
+	merge_attrs(o, &g, &h, attrs, ids);
 
-		ids[n++] = pt_id;
-		memcpy(attrs, &pa, pa.size);
-		memcpy(attrs + asz - 16, &is, 16);
-		for (i = 0; i < nattr; i++) {
-			const uint8_t *ga = g + gh.attrs.offset + i * asz;
-			struct fsec gs;
-
-			memcpy(&gs, ga + asz - 16, 16);
-			memcpy(attrs + (i + 1) * asz, ga, asz);
-			is.offset = off + n * 8;
-			is.size = gs.size;
-			memcpy(attrs + (i + 1) * asz + asz - 16, &is, 16);
-			memcpy(ids + n, g + gs.offset, gs.size);
-			n += gs.size / 8;
-		}
-		h.attrs.offset = off + n * 8;
-		h.attrs.size = (nattr + 1) * asz;
-		h.data.offset = h.attrs.offset + h.attrs.size;
-		ids_total = n;
-	}
-
-	memset(info, 0, sizeof(info));
-	info[1] = PERF_AUXTRACE_INTEL_PT;
-	info[2 + KPT_PMU_TYPE] = o->pmu_type;
-	info[2 + KPT_TIME_SHIFT] = gt->hdr.tc.time_shift;
-	info[2 + KPT_TIME_MULT] = gt->hdr.tc.time_mult;
-	info[2 + KPT_TIME_ZERO] = gt->hdr.tc.time_zero;
-	info[2 + KPT_CAP_USER_TIME_ZERO] = gt->hdr.tc.cap_user_time_zero;
-	info[2 + KPT_TSC_BIT] = CFG_TSC;
-	info[2 + KPT_NORETCOMP_BIT] = CFG_NORETCOMP;
-	info[2 + KPT_MTC_BIT] = CFG_MTC;
-	info[2 + KPT_MTC_FREQ_BITS] = CFG_MTC_PERIOD;
-	info[2 + KPT_CYC_BIT] = CFG_CYC;
-	/* "filter START/SIZE,..." as perf record --filter leaves it */
-	fstr = (char *)&info[2 + KPT_PRIV_MAX];
-	flen = 0;
-	for (i = 0; i < (size_t)o->nr_filter; i++)
-		flen += snprintf(fstr + flen, 128 * 8 - flen, "%sfilter %#llx/%#llx",
-				 i ? "," : "",
-				 (unsigned long long)o->filter[i].start,
-				 (unsigned long long)(o->filter[i].end -
-						      o->filter[i].start));
-	if (flen >= 128 * 8 - 1)
-		goto bad;
-	info[2 + KPT_FILTER_STR_LEN] = flen;
-	info_size = 8 * (2 + KPT_PRIV_MAX + (flen ? (flen + 1 + 7) / 8 : 0) + 1);
-	info[0] = PERF_RECORD_AUXTRACE_INFO | (uint64_t)info_size << 48;
-
-	memset(aux, 0, sizeof(aux));
-	aux[0] = PERF_RECORD_AUXTRACE | (uint64_t)sizeof(aux) << 48;
-	aux[1] = (s->buf.len + 7) & ~7ULL;
-	aux[2] = 0;				/* offset */
-	aux[3] = 1;				/* reference */
-	aux[4] = (uint64_t)(uint32_t)gt->hdr.pid << 32;	/* idx 0, tid */
-	aux[5] = 0xffffffffULL;			/* cpu -1 */
-	{
-		/* the tid is the program's first GT_INSN record's */
-		for (i = 0; i < gt->nr_recs; i++)
-			if (gt->recs[i]->type == GT_INSN) {
-				aux[4] = (uint64_t)gt->recs[i]->tid << 32;
-				break;
-			}
-	}
+	memset(&aux, 0, sizeof(aux));
+	aux.h.type = PERF_RECORD_AUXTRACE;
+	aux.h.size = sizeof(aux);
+	perf_auxtrace_fill(&aux.a, &s->buf, 1, 0, stream_tid(gt), -1);
+	h.data.size = info_size + g.h.data.size + sizeof(aux) + aux.a.size;
 
 	f = fopen(o->out, "wb");
 	if (!f) {
 		err = -errno;
 		goto out;
 	}
-	data_size = info_size + gh.data.size + sizeof(aux) + aux[1];
-	h.data.size = data_size;
-	{
-		static const uint8_t zero[8];
-
-		if (fwrite(&h, sizeof(h), 1, f) != 1 ||
-		    fwrite(ids, 8, ids_total, f) != ids_total ||
-		    fwrite(attrs, asz, nattr + 1, f) != nattr + 1 ||
-		    fwrite(info, info_size, 1, f) != 1 ||
-		    (gh.data.size && fwrite(g + gh.data.offset, gh.data.size, 1, f) != 1) ||
-		    fwrite(aux, sizeof(aux), 1, f) != 1 ||
-		    (s->buf.len && fwrite(s->buf.data, s->buf.len, 1, f) != 1) ||
-		    ((s->buf.len & 7) && fwrite(zero, 8 - (s->buf.len & 7), 1, f) != 1))
-			err = -EIO;
-		else
-			err = 0;
-	}
+	err = 0;
+	if (fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(ids, 8, g.nr_ids + 1, f) != g.nr_ids + 1 ||
+	    fwrite(attrs, g.h.attr_size, g.nr_attrs + 1, f) != g.nr_attrs + 1 ||
+	    fwrite(info, info_size, 1, f) != 1 ||
+	    (g.h.data.size &&
+	     fwrite(g.file + g.h.data.offset, g.h.data.size, 1, f) != 1) ||
+	    fwrite(&aux, sizeof(aux), 1, f) != 1 ||
+	    perf_write_aux(f, &s->buf))
+		err = -EIO;
 	if (fclose(f) && !err)
 		err = -EIO;
-	goto out;
-bad:
-	fprintf(stderr, "ptsynth ksynth: %s: not a perf.data file perf record wrote\n",
-		o->sideband);
 out:
-	free(g);
+	free(g.file);
 	free(attrs);
 	free(ids);
 	return err;
