@@ -214,8 +214,9 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 			c->sideband, strerror(-err));
 		return 1;
 	}
-	fprintf(stderr, "ptsynth: sideband: %zu records kept, %llu skipped, %llu malformed, %llu flowjit (%llu exec faults), %llu stripped, %llu files from --root\n",
-		sb.nr, (unsigned long long)sb.nr_skipped,
+	fprintf(stderr, "ptsynth: sideband: %zu records kept (%llu synthesised by perf record, time 0), %llu skipped, %llu malformed, %llu flowjit (%llu exec faults), %llu stripped, %llu files from --root\n",
+		sb.nr, (unsigned long long)sb.nr_synth,
+		(unsigned long long)sb.nr_skipped,
 		(unsigned long long)sb.nr_bad,
 		(unsigned long long)sb.nr_flowjit,
 		(unsigned long long)sb.nr_images,

@@ -163,7 +163,9 @@ struct sideband {
 	size_t nr, cap;
 	struct sb_fault *faults;	/* sorted by time */
 	size_t nr_faults;
-	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped, nr_bad;
+	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped;
+	uint64_t nr_bad;	/* malformed */
+	uint64_t nr_synth;	/* kept: perf record's own (time 0) */
 	uint64_t nr_renamed;
 };
 

@@ -182,6 +182,14 @@ static bool keep_type(uint32_t type)
 	}
 }
 
+/*
+ * The attr whose sample_id trailer record @rec has, NULL if unknown.
+ * When the attrs' trailers differ, perf sets PERF_SAMPLE_IDENTIFIER (the
+ * last u64) and the id tells.  The records perf record synthesises
+ * itself (the kernel's MMAP, the COMM of the workload before its exec)
+ * have an all-zero trailer of the first attr's layout: id 0 is the first
+ * attr, as perf reads it (evlist__event2evsel).
+ */
 static const struct sb_attr *attr_of(const struct sb_attr *a, int nr,
 				     bool same, const uint8_t *rec,
 				     size_t size)
@@ -192,10 +200,11 @@ static const struct sb_attr *attr_of(const struct sb_attr *a, int nr,
 
 	if (same)
 		return &a[0];
-	/* attrs differ: perf sets PERF_SAMPLE_IDENTIFIER, the last u64 */
 	if (size < sizeof(struct perf_event_header) + 8)
 		return NULL;
 	memcpy(&id, rec + size - 8, 8);
+	if (!id)
+		return &a[0];
 	for (k = 0; k < nr; k++)
 		for (i = 0; i < a[k].nr_ids; i++)
 			if (a[k].ids[i] == id)
@@ -319,6 +328,9 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 			if (err)
 				break;
 		}
+		/* perf record's own records: no time (nor anything) in the trailer */
+		if ((a->sample_type & PERF_SAMPLE_TIME) && !r.time)
+			sb->nr_synth++;
 		err = copy_body(sb, h, &r, root);
 		if (!err)
 			err = sb_add(sb, &r);

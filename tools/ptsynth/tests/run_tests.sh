@@ -168,7 +168,7 @@ if [ -n "$PERFBIN" ] && "$PERFBIN" record -q -e dummy -o "$W/sb.perf" -- \
 		-o "$W/sb.data" >/dev/null 2>"$W/synth.err"
 	st=$?
 	diag "$W/synth.err"
-	grep -q "sideband: [1-9][0-9]* records kept, .* 0 malformed" "$W/synth.err" && [ $st = 0 ]
+	grep -q "sideband: [1-9][0-9]* records kept .* 0 malformed" "$W/synth.err" && [ $st = 0 ]
 	tap $? "ptsynth: synth --sideband merges the sideband of a real perf record of the run"
 	perf_check sb "$W/sb.data" "ptsynth: a trace with a real perf record sideband decodes in perf as ground truth"
 else
