@@ -164,7 +164,7 @@ struct sideband {
 	struct sb_fault *faults;	/* sorted by time */
 	size_t nr_faults;
 	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped;
-	uint64_t nr_bad;	/* malformed */
+	uint64_t nr_bad;	/* malformed: dropped */
 	uint64_t nr_synth;	/* kept: perf record's own (time 0) */
 	uint64_t nr_renamed;
 };

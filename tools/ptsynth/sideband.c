@@ -218,10 +218,6 @@ static int note_flowjit(struct sideband *sb, const struct perf_event_header *h,
 {
 	struct flowjit_record fr;
 
-	if (r->body_len < sizeof(*h) + sizeof(fr)) {
-		sb->nr_bad++;
-		return 0;
-	}
 	memcpy(&fr, h + 1, sizeof(fr));
 	sb->nr_flowjit++;
 	if (fr.kind != FLOWJIT_KIND_USER_JIT || fr.op != FLOWJIT_OP_IMAGE ||
@@ -319,7 +315,9 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 		memset(&r, 0, sizeof(r));
 		a = attr_of(attrs, nr_attrs, same, (const void *)h, h->size);
 		if (!a || parse_trailer((const void *)h, h->size,
-					a->sample_type, &r)) {
+					a->sample_type, &r) ||
+		    (h->type == PERF_RECORD_FLOWJIT &&
+		     r.body_len < sizeof(*h) + sizeof(struct flowjit_record))) {
 			sb->nr_bad++;
 			continue;
 		}

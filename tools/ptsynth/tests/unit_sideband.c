@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sideband.c on a hand-made perf.data: two attrs with different sample_id
+ * trailers (so records are told apart by PERF_SAMPLE_IDENTIFIER), records
+ * it must keep (perf record's own, sample id 0, included: perf reads them
+ * with the first attr) or drop as malformed; and a record whose size runs
+ * past the data section.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "gtbuild.h"
+#include "../../../include/uapi/linux/flowjit.h"
+
+#define ST0	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+		 PERF_SAMPLE_IDENTIFIER)
+#define ST1	(ST0 | PERF_SAMPLE_ID)
+#define ID0	7
+#define ID1	9
+
+struct file_attr {
+	struct perf_event_attr attr;
+	struct perf_file_section ids;
+};
+
+static uint8_t data[4096];
+static size_t len;
+
+/* a record of @type with a @body_len byte body and the trailer of @st */
+static void rec(uint32_t type, size_t body_len, uint64_t st, uint64_t id,
+		uint64_t time)
+{
+	struct perf_event_header h = { .type = type };
+	uint64_t t[5], n = 0;
+
+	t[n++] = 42ULL << 32 | 42;		/* pid, tid */
+	t[n++] = time;
+	if (st & PERF_SAMPLE_ID)
+		t[n++] = id;
+	t[n++] = 0;				/* cpu */
+	t[n++] = id;				/* identifier */
+	h.size = sizeof(h) + body_len + n * 8;
+	memcpy(data + len, &h, sizeof(h));
+	memset(data + len + sizeof(h), 'x', body_len);
+	memcpy(data + len + sizeof(h) + body_len, t, n * 8);
+	len += h.size;
+}
+
+/* a record with a single u64, @id: too short for the trailer of its attr */
+static void short_rec(uint32_t type, uint64_t id)
+{
+	struct perf_event_header h = { .type = type, .size = sizeof(h) + 8 };
+
+	memcpy(data + len, &h, sizeof(h));
+	memcpy(data + len + sizeof(h), &id, 8);
+	len += h.size;
+}
+
+/* a record of @size bytes, all of it zeroes but its header */
+static void raw(uint32_t type, uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .size = size };
+
+	memset(data + len, 0, size);
+	memcpy(data + len, &h, sizeof(h));
+	len += size;
+}
+
+static int write_file(const char *path)
+{
+	struct perf_file_header fh = { .magic = PERF_MAGIC };
+	struct file_attr a[2];
+	uint64_t ids[2] = { ID0, ID1 };
+	FILE *f = fopen(path, "w");
+	int i, ok;
+
+	if (!f)
+		return -1;
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < 2; i++) {
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.config = PERF_COUNT_SW_DUMMY;
+		a[i].attr.sample_type = i ? ST1 : ST0;
+		a[i].attr.sample_id_all = 1;
+		a[i].ids.offset = sizeof(fh) + i * 8;
+		a[i].ids.size = 8;
+	}
+	fh.size = sizeof(fh);
+	fh.attr_size = sizeof(a[0]);
+	fh.attrs.offset = sizeof(fh) + sizeof(ids);
+	fh.attrs.size = sizeof(a);
+	fh.data.offset = fh.attrs.offset + fh.attrs.size;
+	fh.data.size = len;
+	ok = fwrite(&fh, sizeof(fh), 1, f) == 1 &&
+	     fwrite(ids, sizeof(ids), 1, f) == 1 &&
+	     fwrite(a, sizeof(a), 1, f) == 1 &&
+	     fwrite(data, len, 1, f) == 1;
+	return fclose(f) || !ok ? -1 : 0;
+}
+
+int main(void)
+{
+	char path[] = "/tmp/ptsynth-unit-sb-XXXXXX";
+	struct sideband sb;
+	int fd, err;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return 1;
+	close(fd);
+
+	/* kept: a COMM of each attr */
+	rec(PERF_RECORD_COMM, 16, ST0, ID0, 100);
+	rec(PERF_RECORD_COMM, 16, ST1, ID1, 200);
+	/* perf record's own: an MMAP and a COMM, all-zero trailers of attr 0 */
+	raw(PERF_RECORD_MMAP, 8 + 40 + 8 + 32);
+	raw(PERF_RECORD_COMM, 8 + 16 + 32);
+	/* malformed: an id no attr has; shorter than its trailer; a flowjit
+	 * record too short for struct flowjit_record
+	 */
+	rec(PERF_RECORD_COMM, 16, ST0, 1234, 300);
+	short_rec(PERF_RECORD_COMM, ID0);
+	rec(63 /* PERF_RECORD_FLOWJIT */, sizeof(struct flowjit_record) - 8,
+	    ST0, ID0, 500);
+	/* not sideband: skipped */
+	rec(PERF_RECORD_SAMPLE, 8, ST0, ID0, 600);
+
+	err = write_file(path) ? -1 : sideband_load(&sb, path, NULL, false);
+	TAP_OK(!err, "unit: sideband: a perf.data with malformed records loads");
+	if (!err) {
+		TAP_DIAG("kept %zu, time 0 %llu, malformed %llu, skipped %llu, flowjit %llu",
+			 sb.nr, (unsigned long long)sb.nr_synth,
+			 (unsigned long long)sb.nr_bad,
+			 (unsigned long long)sb.nr_skipped,
+			 (unsigned long long)sb.nr_flowjit);
+		TAP_OK(sb.nr == 4 && sb.recs[0].time == 100 &&
+		       sb.recs[1].time == 200,
+		       "unit: sideband: the records of both attrs are kept, found by sample id");
+		TAP_OK(sb.nr == 4 && sb.nr_synth == 2 &&
+		       sb.recs[2].data[0] == PERF_RECORD_MMAP &&
+		       sb.recs[2].body_len == 8 + 40 + 8 &&
+		       sb.recs[3].data[0] == PERF_RECORD_COMM &&
+		       sb.recs[3].body_len == 8 + 16 && !sb.recs[3].time,
+		       "unit: sideband: records with sample id 0 (perf record's own) are kept with the first attr's trailer, and counted");
+		TAP_OK(sb.nr_bad == 3 && sb.nr_flowjit == 0,
+		       "unit: sideband: an unknown sample id, a record shorter than its trailer and a short flowjit record are malformed");
+		TAP_OK(sb.nr_skipped == 1, "unit: sideband: a sample is skipped");
+		sideband_free(&sb);
+	}
+
+	/* the last record's size runs past the end of the data section */
+	raw(PERF_RECORD_COMM, 64);
+	len -= 32;
+	err = write_file(path) ? -1 : sideband_load(&sb, path, NULL, false);
+	TAP_OK(err == -EINVAL,
+	       "unit: sideband: a record running past the data section is an error (%d)",
+	       err);
+	if (!err)
+		sideband_free(&sb);
+	unlink(path);
+	return tap_failed ? 1 : 0;
+}
