@@ -9,6 +9,8 @@
  * per stream followed by its trace bytes.  Formats follow
  * tools/perf/Documentation/perf.data-file-format.txt and
  * tools/perf/util/intel-pt.h / arch/x86/util/intel-pt.c of Linux 6.1.
+ * The pieces of that format the kernel mode's writer (ksynth.c) and the
+ * sideband reader (sideband.c) need too are exported (ptsynth.h).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
