@@ -268,32 +268,6 @@ static const char *pr_raw_text(struct pr_raw *raw, enum pt_exec_mode mode,
 	return buf;
 }
 
-/* Drain pending events of the instruction flow decoder.
- *
- * Returns the last status on success, a negative error code otherwise.
- */
-static int pr_raw_events_insn(struct pr_raw *raw, int status)
-{
-	while (status & pts_event_pending) {
-		struct pt_event event;
-		uint64_t offset;
-
-		offset = 0ull;
-		if (raw->opts->print_offset)
-			(void) pt_insn_get_offset(raw->insn, &offset);
-
-		status = pt_insn_event(raw->insn, &event, sizeof(event));
-		if (status < 0)
-			return status;
-
-		raw->time = event.tsc;
-		if (!raw->opts->quiet && !event.status_update)
-			pr_print_event(raw->out, &event, raw->pflags, offset);
-	}
-
-	return status;
-}
-
 /* Check @insn for --check: a known section and a length that pr_insn
  * agrees with.
  */
@@ -312,111 +286,6 @@ static void pr_raw_check_insn(struct pr_raw *raw, const struct pt_insn *insn,
 		fprintf(raw->out, "[%" PRIx64 ", %" PRIx64 ": check error: "
 			"length %d, libipt says %u]\n", offset, insn->ip,
 			size, insn->size);
-}
-
-/* Decode instructions from a synchronization point until an error or the
- * end of the trace, with the sync status @status.
- *
- * Returns -pte_eos at the end of the trace, a negative error code (to be
- * diagnosed with the last @insn) otherwise.
- */
-static int pr_raw_run_insn(struct pr_raw *raw, int status,
-			   struct pt_insn *insn)
-{
-	const struct pr_opts *opts;
-
-	opts = raw->opts;
-	for (;;) {
-		uint64_t offset;
-		char text[128];
-
-		status = pr_raw_events_insn(raw, status);
-		if (status < 0)
-			return status;
-
-		if (status & pts_eos) {
-			if (!(status & pts_ip_suppressed) && !opts->quiet)
-				fputs("[end of trace]\n", raw->out);
-			return -pte_eos;
-		}
-
-		offset = 0ull;
-		if (opts->print_offset || opts->check)
-			(void) pt_insn_get_offset(raw->insn, &offset);
-
-		status = pt_insn_next(raw->insn, insn, sizeof(*insn));
-
-		/* Even on errors, the instruction may have been decoded. */
-		if (status < 0 && insn->iclass == ptic_error)
-			return status;
-
-		if (!opts->quiet)
-			pr_print_insn(raw->out, insn->ip, insn->speculative,
-				      pr_raw_text(raw, insn->mode, insn->raw,
-						  insn->size, insn->ip, text,
-						  sizeof(text)),
-				      raw->pflags, offset, raw->time);
-
-		raw->ninsn += 1;
-
-		if (opts->check)
-			pr_raw_check_insn(raw, insn, offset);
-
-		if (status < 0)
-			return status;
-	}
-}
-
-/* Decode the trace with the instruction flow decoder.
- *
- * Returns zero when done.
- */
-static int pr_raw_decode_insn(struct pr_raw *raw)
-{
-	uint64_t sync;
-
-	sync = 0ull;
-	for (;;) {
-		struct pt_insn insn;
-		uint64_t ip;
-		int status;
-
-		memset(&insn, 0, sizeof(insn));
-
-		status = pt_insn_sync_forward(raw->insn);
-		if (status < 0) {
-			uint64_t new_sync;
-
-			if (status == -pte_eos)
-				return 0;
-
-			pr_raw_diag(raw, 0ull, "sync error", status);
-
-			/* Stop if we made no progress. */
-			if (pt_insn_get_offset(raw->insn, &new_sync) < 0 ||
-			    new_sync <= sync)
-				return 0;
-
-			sync = new_sync;
-			continue;
-		}
-
-		raw->nsync += 1;
-
-		status = pr_raw_run_insn(raw, status, &insn);
-		if (status == -pte_eos)
-			return 0;
-
-		/* Report the error at the next IP unless it is about the
-		 * instruction itself.
-		 */
-		ip = insn.ip;
-		if (status != -pte_bad_query && insn.iclass != ptic_error)
-			ip = pr_raw_error_ip(insn.mode, insn.raw, insn.size,
-					     insn.ip);
-
-		pr_raw_diag(raw, ip, "error", status);
-	}
 }
 
 /* Fetch the instruction at @ip in @block into @buf.
@@ -553,11 +422,35 @@ static void pr_raw_check_block(struct pr_raw *raw,
 			block->end_ip);
 }
 
-/* Drain pending events of the block decoder.
+/* Synchronize @raw's decoder onto the next PSB.
+ *
+ * Returns the sync status on success, a negative error code otherwise.
+ */
+static int pr_raw_sync_forward(struct pr_raw *raw)
+{
+	if (raw->insn)
+		return pt_insn_sync_forward(raw->insn);
+
+	return pt_blk_sync_forward(raw->block);
+}
+
+/* Fetch the next event of @raw's decoder into @event.
+ *
+ * Returns the status on success, a negative error code otherwise.
+ */
+static int pr_raw_event(struct pr_raw *raw, struct pt_event *event)
+{
+	if (raw->insn)
+		return pt_insn_event(raw->insn, event, sizeof(*event));
+
+	return pt_blk_event(raw->block, event, sizeof(*event));
+}
+
+/* Drain pending events of @raw's decoder.
  *
  * Returns the last status on success, a negative error code otherwise.
  */
-static int pr_raw_events_block(struct pr_raw *raw, int status)
+static int pr_raw_events(struct pr_raw *raw, int status)
 {
 	while (status & pts_event_pending) {
 		struct pt_event event;
@@ -565,9 +458,9 @@ static int pr_raw_events_block(struct pr_raw *raw, int status)
 
 		offset = 0ull;
 		if (raw->opts->print_offset)
-			(void) pt_blk_get_offset(raw->block, &offset);
+			(void) pr_raw_offset(raw, &offset);
 
-		status = pt_blk_event(raw->block, &event, sizeof(event));
+		status = pr_raw_event(raw, &event);
 		if (status < 0)
 			return status;
 
@@ -579,14 +472,137 @@ static int pr_raw_events_block(struct pr_raw *raw, int status)
 	return status;
 }
 
-/* Decode blocks from a synchronization point until an error or the end of
- * the trace, with the sync status @status.
+/* What one step of either decoder yields. */
+union pr_raw_unit {
+	struct pt_insn insn;
+	struct pt_block block;
+};
+
+/* The decoder-specific part of a decode session. */
+struct pr_raw_ops {
+	/* Decode, print and check the next @unit, found at trace @offset.
+	 *
+	 * Returns the decoder status, a negative error code on errors.
+	 */
+	int (*next)(struct pr_raw *raw, union pr_raw_unit *unit,
+		    uint64_t offset);
+
+	/* The IP to report error @errcode at after the last @unit. */
+	uint64_t (*error_ip)(struct pr_raw *raw,
+			     const union pr_raw_unit *unit, int errcode);
+};
+
+/* Report the error at the next IP unless it is about the instruction
+ * itself.
+ */
+static uint64_t pr_raw_error_ip_insn(struct pr_raw *raw,
+				     const union pr_raw_unit *unit,
+				     int errcode)
+{
+	const struct pt_insn *insn;
+
+	(void) raw;
+
+	insn = &unit->insn;
+	if (errcode == -pte_bad_query || insn->iclass == ptic_error)
+		return insn->ip;
+
+	return pr_raw_error_ip(insn->mode, insn->raw, insn->size, insn->ip);
+}
+
+static int pr_raw_next_insn(struct pr_raw *raw, union pr_raw_unit *unit,
+			    uint64_t offset)
+{
+	struct pt_insn *insn;
+	char text[128];
+	int status;
+
+	insn = &unit->insn;
+	status = pt_insn_next(raw->insn, insn, sizeof(*insn));
+
+	/* Even on errors, the instruction may have been decoded. */
+	if (status < 0 && insn->iclass == ptic_error)
+		return status;
+
+	if (!raw->opts->quiet)
+		pr_print_insn(raw->out, insn->ip, insn->speculative,
+			      pr_raw_text(raw, insn->mode, insn->raw,
+					  insn->size, insn->ip, text,
+					  sizeof(text)),
+			      raw->pflags, offset, raw->time);
+
+	raw->ninsn += 1;
+
+	if (raw->opts->check)
+		pr_raw_check_insn(raw, insn, offset);
+
+	return status;
+}
+
+/* Report the error after the block's last instruction unless it is about
+ * that instruction.
+ */
+static uint64_t pr_raw_error_ip_block(struct pr_raw *raw,
+				      const union pr_raw_unit *unit,
+				      int errcode)
+{
+	const struct pt_block *block;
+	uint8_t buf[pt_max_insn_size];
+	uint64_t ip;
+	int size;
+
+	block = &unit->block;
+	if (!block->ninsn)
+		return block->ip;
+
+	ip = block->end_ip;
+	size = pr_raw_fetch(raw, block, ip, buf, sizeof(buf));
+	if (errcode == -pte_bad_query || size <= 0)
+		return ip;
+
+	return pr_raw_error_ip(block->mode, buf, (uint8_t) size, ip);
+}
+
+static int pr_raw_next_block(struct pr_raw *raw, union pr_raw_unit *unit,
+			     uint64_t offset)
+{
+	struct pt_block *block;
+	int status;
+
+	block = &unit->block;
+	status = pt_blk_next(raw->block, block, sizeof(*block));
+
+	/* Even on errors, some instructions may have been decoded. */
+	raw->ninsn += block->ninsn;
+	raw->nblocks += 1;
+
+	if (!raw->opts->quiet)
+		pr_raw_print_block(raw, block, offset);
+
+	if (raw->opts->check)
+		pr_raw_check_block(raw, block, offset);
+
+	return status;
+}
+
+static const struct pr_raw_ops pr_raw_insn_ops = {
+	.next = pr_raw_next_insn,
+	.error_ip = pr_raw_error_ip_insn,
+};
+
+static const struct pr_raw_ops pr_raw_block_ops = {
+	.next = pr_raw_next_block,
+	.error_ip = pr_raw_error_ip_block,
+};
+
+/* Decode from a synchronization point until an error or the end of the
+ * trace, with the sync status @status.
  *
  * Returns -pte_eos at the end of the trace, a negative error code (to be
- * diagnosed with the last @block) otherwise.
+ * diagnosed with the last @unit) otherwise.
  */
-static int pr_raw_run_block(struct pr_raw *raw, int status,
-			    struct pt_block *block)
+static int pr_raw_run(struct pr_raw *raw, const struct pr_raw_ops *ops,
+		      int status, union pr_raw_unit *unit)
 {
 	const struct pr_opts *opts;
 
@@ -594,7 +610,7 @@ static int pr_raw_run_block(struct pr_raw *raw, int status,
 	for (;;) {
 		uint64_t offset;
 
-		status = pr_raw_events_block(raw, status);
+		status = pr_raw_events(raw, status);
 		if (status < 0)
 			return status;
 
@@ -606,42 +622,30 @@ static int pr_raw_run_block(struct pr_raw *raw, int status,
 
 		offset = 0ull;
 		if (opts->print_offset || opts->check)
-			(void) pt_blk_get_offset(raw->block, &offset);
+			(void) pr_raw_offset(raw, &offset);
 
-		status = pt_blk_next(raw->block, block, sizeof(*block));
-
-		/* Even on errors, some instructions may have been decoded. */
-		raw->ninsn += block->ninsn;
-		raw->nblocks += 1;
-
-		if (!opts->quiet)
-			pr_raw_print_block(raw, block, offset);
-
-		if (opts->check)
-			pr_raw_check_block(raw, block, offset);
-
+		status = ops->next(raw, unit, offset);
 		if (status < 0)
 			return status;
 	}
 }
 
-/* Decode the trace with the block decoder.
+/* Decode the trace with @raw's decoder, resynchronizing after errors.
  *
  * Returns zero when done.
  */
-static int pr_raw_decode_block(struct pr_raw *raw)
+static int pr_raw_decode_all(struct pr_raw *raw, const struct pr_raw_ops *ops)
 {
 	uint64_t sync;
 
 	sync = 0ull;
 	for (;;) {
-		struct pt_block block;
-		uint64_t ip;
+		union pr_raw_unit unit;
 		int status;
 
-		memset(&block, 0, sizeof(block));
+		memset(&unit, 0, sizeof(unit));
 
-		status = pt_blk_sync_forward(raw->block);
+		status = pr_raw_sync_forward(raw);
 		if (status < 0) {
 			uint64_t new_sync;
 
@@ -651,7 +655,7 @@ static int pr_raw_decode_block(struct pr_raw *raw)
 			pr_raw_diag(raw, 0ull, "sync error", status);
 
 			/* Stop if we made no progress. */
-			if (pt_blk_get_offset(raw->block, &new_sync) < 0 ||
+			if (pr_raw_offset(raw, &new_sync) < 0 ||
 			    new_sync <= sync)
 				return 0;
 
@@ -661,26 +665,12 @@ static int pr_raw_decode_block(struct pr_raw *raw)
 
 		raw->nsync += 1;
 
-		status = pr_raw_run_block(raw, status, &block);
+		status = pr_raw_run(raw, ops, status, &unit);
 		if (status == -pte_eos)
 			return 0;
 
-		/* Report the error after the block's last instruction unless
-		 * it is about that instruction.
-		 */
-		ip = block.ip;
-		if (block.ninsn) {
-			uint8_t buf[pt_max_insn_size];
-			int size;
-
-			ip = block.end_ip;
-			size = pr_raw_fetch(raw, &block, ip, buf, sizeof(buf));
-			if (status != -pte_bad_query && size > 0)
-				ip = pr_raw_error_ip(block.mode, buf,
-						     (uint8_t) size, ip);
-		}
-
-		pr_raw_diag(raw, ip, "error", status);
+		pr_raw_diag(raw, ops->error_ip(raw, &unit, status), "error",
+			    status);
 	}
 }
 
@@ -694,9 +684,9 @@ int pr_raw_decode(struct pr_raw *raw)
 
 	opts = raw->opts;
 	if (raw->insn)
-		errcode = pr_raw_decode_insn(raw);
+		errcode = pr_raw_decode_all(raw, &pr_raw_insn_ops);
 	else
-		errcode = pr_raw_decode_block(raw);
+		errcode = pr_raw_decode_all(raw, &pr_raw_block_ops);
 
 	if (opts->print_stats) {
 		if (opts->stat_flags & pr_stat_insn)
