@@ -38,6 +38,31 @@ static int open_or_skip(struct __test_metadata *_metadata,
 	return ret;
 }
 
+/* open a 64-page event and give it up to 1 s to write @bytes */
+static int open_filled(struct __test_metadata *_metadata,
+		       struct ax_event *ev, uint64_t bytes)
+{
+	int ret, i;
+
+	ret = open_or_skip(_metadata, ev, RATE_BYTES, 64,
+			   PROT_READ | PROT_WRITE, false);
+	if (ret)
+		return ret;
+	for (i = 0; i < 1000 && ax_aux_head(ev) < bytes; i++)
+		sleep_ms(1);
+	return 0;
+}
+
+/* feed all that can be read from @fd to @check */
+static void read_all(int fd, struct ax_check *check)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		ax_check_feed(check, buf, n);
+}
+
 struct reader {
 	int fd;
 	struct ax_check check;
@@ -46,11 +71,8 @@ struct reader {
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
-	static char buf[65536];
-	ssize_t n;
 
-	while ((n = read(r->fd, buf, sizeof(buf))) > 0)
-		ax_check_feed(&r->check, buf, n);
+	read_all(r->fd, &r->check);
 	return NULL;
 }
 
@@ -113,10 +135,7 @@ TEST(tail_moves_when_pipe_releases)
 	char buf[4096];
 	int p[2], i;
 
-	ASSERT_EQ(0, open_or_skip(_metadata, &ev, RATE_BYTES, 64,
-				  PROT_READ | PROT_WRITE, false));
-	for (i = 0; i < 1000 && ax_aux_head(&ev) < 3 * 4096; i++)
-		sleep_ms(1);
+	ASSERT_EQ(0, open_filled(_metadata, &ev, 3 * 4096));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	ASSERT_LE(3 * 4096, ax_aux_head(&ev));
 	ASSERT_EQ(0, ax_pipe(p, PIPE_SIZE));
@@ -144,10 +163,8 @@ TEST(tail_moves_when_pipe_releases)
 TEST(backpressure_loss_is_reported)
 {
 	struct ax_check check = { 0 };
-	static char buf[65536];
 	struct ax_event ev;
 	int p[2], round, i;
-	ssize_t n;
 
 	ASSERT_EQ(0, open_or_skip(_metadata, &ev, 300 * FJAX_REC, 16,
 				  PROT_READ | PROT_WRITE, false));
@@ -156,16 +173,14 @@ TEST(backpressure_loss_is_reported)
 	for (round = 0; round < 4; round++) {
 		sleep_ms(30);
 		splice_all(ev.fd, p[1]);
-		while ((n = read(p[0], buf, sizeof(buf))) > 0)
-			ax_check_feed(&check, buf, n);
+		read_all(p[0], &check);
 		/* TRUNCATED disabled the event, as for BTS: start again */
 		ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
 	}
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	splice_all(ev.fd, p[1]);
 	close(p[1]);
-	while ((n = read(p[0], buf, sizeof(buf))) > 0)
-		ax_check_feed(&check, buf, n);
+	read_all(p[0], &check);
 	close(p[0]);
 	ax_drain_aux_records(&ev);
 
@@ -197,22 +212,17 @@ TEST(backpressure_loss_is_reported)
 TEST(close_with_data_in_pipe)
 {
 	struct ax_check check = { 0 };
-	static char buf[65536];
 	struct ax_event ev;
-	ssize_t n, moved;
-	int p[2], i;
+	ssize_t moved;
+	int p[2];
 
-	ASSERT_EQ(0, open_or_skip(_metadata, &ev, RATE_BYTES, 64,
-				  PROT_READ | PROT_WRITE, false));
-	for (i = 0; i < 1000 && ax_aux_head(&ev) < 32768; i++)
-		sleep_ms(1);
+	ASSERT_EQ(0, open_filled(_metadata, &ev, 32768));
 	ASSERT_EQ(0, ax_pipe(p, PIPE_SIZE));
 	moved = ax_splice(ev.fd, p[1], 32768, SPLICE_F_NONBLOCK);
 	ASSERT_EQ(32768, moved);
 	ax_close(&ev);
 	close(p[1]);
-	while ((n = read(p[0], buf, sizeof(buf))) > 0)
-		ax_check_feed(&check, buf, n);
+	read_all(p[0], &check);
 	close(p[0]);
 	EXPECT_EQ(moved, check.bytes);
 	EXPECT_EQ(0, check.bad) TH_LOG("%s", check.first_error);
@@ -265,12 +275,9 @@ TEST(unmap_and_close_while_splice_waits)
 TEST(mmap_tail_write_after_splice_refused)
 {
 	struct ax_event ev;
-	int p[2], i;
+	int p[2];
 
-	ASSERT_EQ(0, open_or_skip(_metadata, &ev, RATE_BYTES, 64,
-				  PROT_READ | PROT_WRITE, false));
-	for (i = 0; i < 1000 && ax_aux_head(&ev) < 8192; i++)
-		sleep_ms(1);
+	ASSERT_EQ(0, open_filled(_metadata, &ev, 8192));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	ASSERT_EQ(0, ax_pipe(p, PIPE_SIZE));
 	ASSERT_EQ(4096, ax_splice(ev.fd, p[1], 4096, SPLICE_F_NONBLOCK));
@@ -289,12 +296,9 @@ TEST(mmap_reader_then_splice)
 	struct ax_check check = { 0 };
 	struct ax_event ev;
 	char buf[4096];
-	int p[2], i;
+	int p[2];
 
-	ASSERT_EQ(0, open_or_skip(_metadata, &ev, RATE_BYTES, 64,
-				  PROT_READ | PROT_WRITE, false));
-	for (i = 0; i < 1000 && ax_aux_head(&ev) < 8192; i++)
-		sleep_ms(1);
+	ASSERT_EQ(0, open_filled(_metadata, &ev, 8192));
 	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
 	ax_check_feed(&check, ev.aux, 4096);
 	__atomic_store_n(&ev.pg->aux_tail, 4096, __ATOMIC_RELEASE);
