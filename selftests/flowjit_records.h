@@ -138,6 +138,14 @@ static inline bool fj_complete(const struct fj_obj *o)
 	       fj_crc32c(o->bytes, o->rec.len) == o->rec.csum;
 }
 
+/* a user JIT snapshot, by @pid unless @pid is 0 */
+static inline bool fj_user_image(const struct fj_obj *o, pid_t pid)
+{
+	return o->rec.kind == FLOWJIT_KIND_USER_JIT &&
+	       o->rec.op == FLOWJIT_OP_IMAGE &&
+	       (!pid || o->rec.pid == (uint32_t)pid);
+}
+
 static inline struct fj_obj *fj_find(struct fj_set *set, uint8_t op,
 				     uint64_t id, uint32_t sub)
 {

@@ -24,39 +24,93 @@ struct jt_rev {
 	uint8_t bytes[JT_PAGE * 2];
 };
 
-/* Parse an ebpf-jit --log file. Returns revisions read, or -1. */
-static inline int jt_read_log(const char *path, struct jt_rev *revs, int max)
+/* Decode the @r->len bytes hex-encoded in @hex into @r. Returns 0, or -1. */
+static inline int jt_unhex(struct jt_rev *r, const char *hex)
 {
-	char line[3 * 2 * JT_PAGE], hex[2 * 2 * JT_PAGE + 1];
-	unsigned long long addr;
+	unsigned int i;
+
+	if (r->len > sizeof(r->bytes) || strlen(hex) != 2 * r->len)
+		return -1;
+	for (i = 0; i < r->len; i++)
+		if (sscanf(hex + 2 * i, "%2hhx", &r->bytes[i]) != 1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Read @path into @revs, a line at a time with @parse, which returns 1
+ * for a revision, 0 for a line to skip and -1 for a malformed one.
+ * Returns revisions read, or -1.
+ */
+static inline int jt_read_revs(const char *path, struct jt_rev *revs,
+			       int max,
+			       int (*parse)(const char *line, struct jt_rev *r))
+{
+	static char line[3 * 2 * JT_PAGE];
 	FILE *f = fopen(path, "r");
-	int n = 0;
+	int n = 0, ret = 0;
 
 	if (!f)
 		return -1;
 	while (n < max && fgets(line, sizeof(line), f)) {
-		struct jt_rev *r = &revs[n];
-		unsigned int i, crc;
-
-		if (line[0] == '#')
-			continue;
-		if (sscanf(line, "%u %llx %u %x %*s %8192s", &r->rev, &addr,
-			   &r->len, &crc, hex) != 5 ||
-		    r->len > sizeof(r->bytes) || strlen(hex) != 2 * r->len)
-			goto bad;
-		r->addr = addr;
-		for (i = 0; i < r->len; i++)
-			if (sscanf(hex + 2 * i, "%2hhx", &r->bytes[i]) != 1)
-				goto bad;
-		if (fj_crc32c(r->bytes, r->len) != crc)
-			goto bad;
-		n++;
+		ret = parse(line, &revs[n]);
+		if (ret < 0)
+			break;
+		n += ret;
 	}
 	fclose(f);
-	return n;
-bad:
-	fclose(f);
-	return -1;
+	return ret < 0 ? -1 : n;
+}
+
+/* Parse a line of an ebpf-jit --log file. */
+static inline int jt_parse_log(const char *line, struct jt_rev *r)
+{
+	static char hex[2 * 2 * JT_PAGE + 1];
+	unsigned long long addr;
+	unsigned int crc;
+
+	if (line[0] == '#')
+		return 0;
+	if (sscanf(line, "%u %llx %u %x %*s %8192s", &r->rev, &addr, &r->len,
+		   &crc, hex) != 5 || jt_unhex(r, hex) ||
+	    fj_crc32c(r->bytes, r->len) != crc)
+		return -1;
+	r->addr = addr;
+	return 1;
+}
+
+/* Parse an ebpf-jit --log file. Returns revisions read, or -1. */
+static inline int jt_read_log(const char *path, struct jt_rev *revs, int max)
+{
+	return jt_read_revs(path, revs, max, jt_parse_log);
+}
+
+/* Release what a jt_run() test used. */
+static inline void jt_free(struct sb *sb, struct fj_set *set,
+			   struct jt_rev *revs)
+{
+	sb_close(sb);
+	fj_reset(set);
+	free(set);
+	free(revs);
+}
+
+/*
+ * Collect @sb's records into @set until @pid exits. Returns its wait
+ * status, or -ECHILD if it could not be waited for.
+ */
+static inline int jt_collect_until_exit(pid_t pid, struct sb *sb,
+					struct fj_set *set)
+{
+	int status;
+	pid_t ret;
+
+	while ((ret = waitpid(pid, &status, WNOHANG)) == 0) {
+		fj_collect(sb, set);
+		usleep(5000);
+	}
+	fj_collect(sb, set);
+	return ret == pid ? status : -ECHILD;
 }
 
 /*
@@ -99,12 +153,7 @@ static inline int jt_run(char *const argv[], struct sb *sb,
 		return err;
 	}
 	*child = pid;
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		fj_collect(sb, set);
-		usleep(5000);
-	}
-	fj_collect(sb, set);
-	return status;
+	return jt_collect_until_exit(pid, sb, set);
 }
 
 /* the snapshot of @page by @pid that holds @len bytes @b at @off */
@@ -117,10 +166,8 @@ static inline struct fj_obj *jt_find(struct fj_set *set, pid_t pid,
 	for (i = 0; i < set->nr; i++) {
 		struct fj_obj *o = &set->obj[i];
 
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == page &&
-		    o->rec.pid == (uint32_t)pid && fj_complete(o) &&
-		    !memcmp(o->bytes + off, b, len))
+		if (fj_user_image(o, pid) && o->rec.addr == page &&
+		    fj_complete(o) && !memcmp(o->bytes + off, b, len))
 			return o;
 	}
 	return NULL;

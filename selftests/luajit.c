@@ -9,51 +9,22 @@
  */
 #include "../kselftest_harness.h"
 #include "jit_trace.h"
+#include "user_jit.h"
 
 #define LUAJIT		"/usr/bin/luajit"
 #define TRACES		"/tmp/luajit.traces"
 
-/* Read "TRACE ADDR LEN HEX" lines as revisions. Returns how many, or -1. */
-static int read_traces(const char *path, struct jt_rev *revs, int max)
+/* Parse a "TRACE ADDR LEN HEX" line as a revision. */
+static int parse_trace(const char *line, struct jt_rev *r)
 {
-	static char line[3 * 2 * JT_PAGE], hex[2 * 2 * JT_PAGE + 1];
+	static char hex[2 * 2 * JT_PAGE + 1];
 	unsigned long long addr;
-	FILE *f = fopen(path, "r");
-	int n = 0;
 
-	if (!f)
+	if (sscanf(line, "%u %llx %u %8192s", &r->rev, &addr, &r->len,
+		   hex) != 4 || jt_unhex(r, hex))
 		return -1;
-	while (n < max && fgets(line, sizeof(line), f)) {
-		struct jt_rev *r = &revs[n];
-		unsigned int i;
-
-		if (sscanf(line, "%u %llx %u %8192s", &r->rev, &addr, &r->len,
-			   hex) != 4 || r->len > sizeof(r->bytes) ||
-		    strlen(hex) != 2 * r->len) {
-			fclose(f);
-			return -1;
-		}
-		r->addr = addr;
-		for (i = 0; i < r->len; i++) {
-			if (sscanf(hex + 2 * i, "%2hhx", &r->bytes[i]) != 1) {
-				fclose(f);
-				return -1;
-			}
-		}
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-static int images(struct fj_set *set)
-{
-	int i, n = 0;
-
-	for (i = 0; i < set->nr; i++)
-		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
-		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
-	return n;
+	r->addr = addr;
+	return 1;
 }
 
 TEST(every_trace_that_ran_was_captured)
@@ -75,18 +46,15 @@ TEST(every_trace_that_ran_was_captured)
 	ASSERT_LE(0, status) TH_LOG("perf_event_open: %s", strerror(-status));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	n = read_traces(TRACES, revs, JT_MAX_REVS);
+	n = jt_read_revs(TRACES, revs, JT_MAX_REVS, parse_trace);
 	ASSERT_LT(0, n) TH_LOG("LuaJIT compiled no trace");
 	missing = jt_missing(revs, n, set, pid, false);
 	TH_LOG("%d traces, %d snapshots, %d records, %llu lost, %d not captured",
-	       n, images(set), set->records,
+	       n, count_images(set), set->records,
 	       (unsigned long long)fj_lost(&sb), missing);
 	EXPECT_EQ(0, missing);
 	EXPECT_EQ(0, fj_lost(&sb));
-	sb_close(&sb);
-	fj_reset(set);
-	free(set);
-	free(revs);
+	jt_free(&sb, set, revs);
 }
 
 TEST_HARNESS_MAIN

@@ -41,6 +41,19 @@ static void user_attr(struct perf_event_attr *attr)
 	attr->exclude_kernel = 1;
 }
 
+/* wait for @pid to exit, then collect what it left in @sb into @set;
+ * returns its exit status, or -1 if it did not exit normally
+ */
+static int wait_collect(pid_t pid, struct sb *sb, struct fj_set *set)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	fj_collect(sb, set);
+	return WEXITSTATUS(status);
+}
+
 static sigjmp_buf segv_jmp;
 
 static void on_segv(int sig)
@@ -416,7 +429,7 @@ TEST(fork_child_with_inherit_is_tracked)
 {
 	struct fj_set *set = calloc(1, sizeof(*set));
 	struct perf_event_attr attr;
-	int status, i;
+	int i;
 	bool found = false;
 	uint8_t *code;
 	struct sb sb;
@@ -437,18 +450,12 @@ TEST(fork_child_with_inherit_is_tracked)
 		emit_ret_imm(code, 32);		/* COW: the child's own page */
 		_exit(call(code) == 32 ? 0 : 1);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	fj_collect(&sb, set);
+	ASSERT_EQ(0, wait_collect(pid, &sb, set));
 	for (i = 0; i < set->nr; i++) {
 		struct fj_obj *o = &set->obj[i];
 
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE &&
-		    o->rec.pid == (uint32_t)pid &&
-		    o->rec.addr == (uintptr_t)code && fj_complete(o) &&
-		    o->bytes[0] == 0xb8 && o->bytes[1] == 32)
+		if (fj_user_image(o, pid) && o->rec.addr == (uintptr_t)code &&
+		    fj_complete(o) && o->bytes[0] == 0xb8 && o->bytes[1] == 32)
 			found = true;
 	}
 	EXPECT_TRUE(found) TH_LOG("no snapshot of the child's code");
@@ -467,7 +474,7 @@ TEST(fork_exec_child_with_inherit_is_tracked)
 	static const char jit[] = "/samples/ebpf-jit";
 	struct fj_set *set = calloc(1, sizeof(*set));
 	struct perf_event_attr attr;
-	int status, i, images = 0;
+	int i, images = 0;
 	struct sb sb;
 	pid_t pid;
 
@@ -488,18 +495,10 @@ TEST(fork_exec_child_with_inherit_is_tracked)
 		execl(jit, jit, "--summary", "0", "loop42", (char *)NULL);
 		_exit(127);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	fj_collect(&sb, set);
-	for (i = 0; i < set->nr; i++) {
-		struct fj_obj *o = &set->obj[i];
-
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE &&
-		    o->rec.pid == (uint32_t)pid && fj_complete(o))
-			images++;
-	}
+	ASSERT_EQ(0, wait_collect(pid, &sb, set));
+	for (i = 0; i < set->nr; i++)
+		images += fj_user_image(&set->obj[i], pid) &&
+			  fj_complete(&set->obj[i]);
 	EXPECT_LT(0, images) TH_LOG("no snapshot of the exec'd child's JIT code");
 	sb_close(&sb);
 	fj_reset(set);

@@ -35,8 +35,7 @@ static inline struct fj_obj *find_page(struct fj_set *set, uint64_t addr,
 	for (i = 0; i < set->nr; i++) {
 		struct fj_obj *o = &set->obj[i];
 
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
+		if (fj_user_image(o, 0) && o->rec.addr == addr &&
 		    o->rec.revision > after)
 			return o;
 	}
@@ -49,8 +48,7 @@ static inline int count_images(struct fj_set *set)
 	int i, n = 0;
 
 	for (i = 0; i < set->nr; i++)
-		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
-		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE;
+		n += fj_user_image(&set->obj[i], 0);
 	return n;
 }
 

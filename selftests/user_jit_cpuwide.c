@@ -34,9 +34,7 @@ static struct fj_obj *find(struct fj_set *set, pid_t pid, uint64_t addr)
 	for (i = 0; i < set->nr; i++) {
 		struct fj_obj *o = &set->obj[i];
 
-		if (o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-		    o->rec.op == FLOWJIT_OP_IMAGE && o->rec.addr == addr &&
-		    o->rec.pid == (uint32_t)pid)
+		if (fj_user_image(o, pid) && o->rec.addr == addr)
 			return o;
 	}
 	return NULL;
@@ -127,11 +125,7 @@ TEST(process_started_later_is_tracked)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		fj_collect(&sb, set);
-		usleep(5000);
-	}
-	fj_collect(&sb, set);
+	status = jt_collect_until_exit(pid, &sb, set);
 	ASSERT_EQ(0, status);
 	n = jt_read_log("/tmp/jit_cpuwide.log", revs, JT_MAX_REVS);
 	ASSERT_LT(0, n);
@@ -140,10 +134,7 @@ TEST(process_started_later_is_tracked)
 	       set->records, (unsigned long long)fj_lost(&sb), missing);
 	EXPECT_EQ(0, missing);
 	EXPECT_EQ(0, fj_lost(&sb));
-	sb_close(&sb);
-	fj_reset(set);
-	free(set);
-	free(revs);
+	jt_free(&sb, set, revs);
 }
 
 /* After the last CPU-wide event, code runs and is rewritten as usual. */

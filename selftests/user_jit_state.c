@@ -21,8 +21,7 @@ static int images_of(struct fj_set *set, uint64_t addr)
 	int i, n = 0;
 
 	for (i = 0; i < set->nr; i++)
-		n += set->obj[i].rec.kind == FLOWJIT_KIND_USER_JIT &&
-		     set->obj[i].rec.op == FLOWJIT_OP_IMAGE &&
+		n += fj_user_image(&set->obj[i], 0) &&
 		     set->obj[i].rec.addr == addr;
 	return n;
 }
