@@ -37,14 +37,7 @@ static int prog_id(int fd)
 
 static int set_sysctl(const char *val)
 {
-	int fd = open("/proc/sys/kernel/flowjit", O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
+	return sb_write_file("/proc/sys/kernel/flowjit", val);
 }
 
 static void fj_attr(struct perf_event_attr *attr)
@@ -73,6 +66,19 @@ static int count_missing(struct fj_set *set, const int *ids, int n,
 			(*disordered)++;
 	}
 	return missing;
+}
+
+/* loads not seen are explained by lost records, the rest are in order */
+static void expect_accounted(struct __test_metadata *_metadata,
+			     const struct sb *sb, const struct fj_set *set,
+			     int missing, int disordered)
+{
+	TH_LOG("%d records, %d missing loads, %llu lost records",
+	       set->records, missing, (unsigned long long)fj_lost(sb));
+	/* each missing load needs at least one lost record to explain it */
+	EXPECT_LE(missing, fj_lost(sb));
+	EXPECT_EQ(0, disordered);
+	EXPECT_EQ(0, set->unordered);
 }
 
 FIXTURE(bpf_image) {
@@ -183,13 +189,7 @@ TEST_F(bpf_image, thousand_cycles_all_accounted_in_order)
 	}
 	fj_collect(&self->sb, self->set);
 	missing = count_missing(self->set, ids, 1000, &disordered);
-	TH_LOG("%d records, %d missing loads, %llu lost records",
-	       self->set->records, missing,
-	       (unsigned long long)fj_lost(&self->sb));
-	/* each missing load needs at least one lost record to explain it */
-	EXPECT_LE(missing, fj_lost(&self->sb));
-	EXPECT_EQ(0, disordered);
-	EXPECT_EQ(0, self->set->unordered);
+	expect_accounted(_metadata, &self->sb, self->set, missing, disordered);
 	free(ids);
 }
 
@@ -234,12 +234,7 @@ TEST_F(bpf_image, two_threads_loading_concurrently)
 		missing += count_missing(self->set, l[i].ids, 200, &d);
 		disordered += d;
 	}
-	TH_LOG("%d records, %d missing loads, %llu lost records",
-	       self->set->records, missing,
-	       (unsigned long long)fj_lost(&self->sb));
-	EXPECT_LE(missing, fj_lost(&self->sb));
-	EXPECT_EQ(0, disordered);
-	EXPECT_EQ(0, self->set->unordered);
+	expect_accounted(_metadata, &self->sb, self->set, missing, disordered);
 }
 
 /* kernel.flowjit = 0: open events get nothing and new ones are refused */

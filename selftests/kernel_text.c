@@ -224,24 +224,12 @@ static struct poke *poke_at(struct text_log *log, uint64_t addr)
 	return best;
 }
 
-static int write_file(const char *path, const char *s, int flags)
-{
-	int fd = open(path, O_WRONLY | flags);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 static int tracefs(const char *file, const char *s)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), TRACEFS "/%s", file);
-	return write_file(path, s, O_TRUNC);
+	return sb_write_file(path, s);
 }
 
 static bool tracefs_mounted(void)

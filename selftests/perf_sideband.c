@@ -123,18 +123,6 @@ static bool pokes_seen(const struct seen *s)
 	return s->pokes > 0;
 }
 
-static int write_sysctl(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 FIXTURE(sideband) {
 	struct sb sb;
 	struct seen seen;
@@ -195,8 +183,8 @@ TEST_F(sideband, static_key_flip_emits_text_poke)
 
 	if (access(knob, W_OK))
 		SKIP(return, "%s not writable", knob);
-	ASSERT_EQ(0, write_sysctl(knob, "1"));
-	ASSERT_EQ(0, write_sysctl(knob, "0"));
+	ASSERT_EQ(0, sb_write_file(knob, "1"));
+	ASSERT_EQ(0, sb_write_file(knob, "0"));
 	drain_until(&self->sb, &self->seen, pokes_seen);
 	EXPECT_LT(0, self->seen.pokes);
 	EXPECT_EQ(0, self->seen.bad_pokes);

@@ -8,6 +8,7 @@
 #define FLOWJIT_SELFTEST_SIDEBAND_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,6 +154,19 @@ static inline void sb_close(struct sb *sb)
 		close(sb->ring[i].fd);
 	}
 	sb->nr = 0;
+}
+
+/* write @s to @path (a sysctl, a tracefs file); returns 0 or -errno */
+static inline int sb_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -errno : 0;
 }
 
 /*
