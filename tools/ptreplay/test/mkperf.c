@@ -10,7 +10,6 @@
 
 int main(int argc, char *argv[])
 {
-	struct mkp m = { 0 };
 	uint8_t *file;
 	size_t size;
 	FILE *f;
@@ -19,14 +18,12 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: mkperf FILE\n");
 		return 1;
 	}
-	mkp_scenario(&m, pr_crc32c);
-	file = mkp_file(&m, &size);
+	file = mkp_scenario_file(pr_crc32c, 1, &size);
 	f = fopen(argv[1], "w");
 	if (!f || fwrite(file, 1, size, f) != size || fclose(f)) {
 		perror(argv[1]);
 		return 1;
 	}
 	free(file);
-	free(m.data);
 	return 0;
 }

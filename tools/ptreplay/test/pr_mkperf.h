@@ -417,10 +417,20 @@ static inline void mkp_scenario_split(struct mkp *m,
 	}
 }
 
-static inline void mkp_scenario(struct mkp *m,
-				uint32_t (*crc)(const uint8_t *, size_t))
+/* The scenario in @nsplit AUXTRACE buffers as a perf.data file of *@size
+ * bytes, to be freed by the caller.
+ */
+static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const uint8_t *,
+							 size_t),
+					 size_t nsplit, size_t *size)
 {
-	mkp_scenario_split(m, crc, 1);
+	struct mkp m = { 0 };
+	uint8_t *f;
+
+	mkp_scenario_split(&m, crc, nsplit);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
 }
 
 #endif /* PR_MKPERF_H */

@@ -13,15 +13,12 @@ static size_t nsplit = 1;
 static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
 {
 	struct pr_replay rp;
-	struct mkp m = { 0 };
 	size_t size, len;
 	uint8_t *f;
 	FILE *out;
 	int status;
 
-	mkp_scenario_split(&m, pr_crc32c, nsplit);
-	f = mkp_file(&m, &size);
-	free(m.data);
+	f = mkp_scenario_file(pr_crc32c, nsplit, &size);
 	opts->no_files = 1;
 	opts->progress = 0;
 	pr_replay_init(&rp, opts);

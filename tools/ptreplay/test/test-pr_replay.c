@@ -9,13 +9,7 @@
 
 static uint8_t *scenario(size_t *size)
 {
-	struct mkp m = { 0 };
-	uint8_t *f;
-
-	mkp_scenario(&m, pr_crc32c);
-	f = mkp_file(&m, size);
-	free(m.data);
-	return f;
+	return mkp_scenario_file(pr_crc32c, 1, size);
 }
 
 static struct prt_result load_scenario(void)
