@@ -329,25 +329,39 @@ static int cmd_trace(struct cli *c, int argc, char **argv, bool synth)
 	return ret;
 }
 
+/*
+ * Compare @dec with @truth, print "@label tid T: truth N insns, @decoder N
+ * insns, ...: match" (or MISMATCH) and free both flows. Returns 0 on a match.
+ */
+static int report_flows(const char *label, int tid, const char *decoder,
+			struct ptcheck_flow *truth, struct ptcheck_flow *dec)
+{
+	size_t gap_end;
+	int ret;
+
+	ret = ptcheck_compare(truth, dec, &gap_end);
+	printf("%stid %d: truth %zu insns, %s %zu insns, %u overflow(s), %u error(s)",
+	       label, tid, truth->nr, decoder, dec->nr, dec->nr_ovf,
+	       dec->nr_errors);
+	if (dec->nr_ovf)
+		printf(", lost [%zu, %zu)", dec->ovf_pos, gap_end);
+	printf(": %s\n", ret ? "MISMATCH" : "match");
+	ptcheck_flow_free(truth);
+	ptcheck_flow_free(dec);
+	return ret;
+}
+
 static int check_stream(const struct gt_trace *gt,
 			const struct synth_stream *s, const struct cli *c)
 {
 	struct ptcheck_flow truth, dec;
-	size_t gap_end;
-	int ret;
+	char label[32];
 
 	if (ptcheck_truth(gt, s->tid, &truth) ||
 	    ptcheck_decode(gt, s->buf.data, s->buf.len, &dec, c->so.verbose))
 		return -1;
-	ret = ptcheck_compare(&truth, &dec, &gap_end);
-	printf("stream %d tid %d: truth %zu insns, libipt %zu insns, %u overflow(s), %u error(s)",
-	       s->idx, s->tid, truth.nr, dec.nr, dec.nr_ovf, dec.nr_errors);
-	if (dec.nr_ovf)
-		printf(", lost [%zu, %zu)", dec.ovf_pos, gap_end);
-	printf(": %s\n", ret ? "MISMATCH" : "match");
-	ptcheck_flow_free(&truth);
-	ptcheck_flow_free(&dec);
-	return ret;
+	snprintf(label, sizeof(label), "stream %d ", s->idx);
+	return report_flows(label, s->tid, "libipt", &truth, &dec);
 }
 
 static int cmd_check(struct cli *c)
@@ -383,8 +397,7 @@ static int cmpflow_tid(const struct gt_trace *gt, FILE *f, int tid)
 {
 	struct ptcheck_flow truth, dec = { .ovf_pos = (size_t)-1 };
 	char line[1024];
-	size_t gap_end;
-	int ret, t;
+	int t;
 	unsigned long ip;
 
 	if (ptcheck_truth(gt, tid, &truth))
@@ -414,15 +427,7 @@ static int cmpflow_tid(const struct gt_trace *gt, FILE *f, int tid)
 		}
 		dec.ips[dec.nr++] = ip;
 	}
-	ret = ptcheck_compare(&truth, &dec, &gap_end);
-	printf("tid %d: truth %zu insns, decoded %zu insns, %u overflow(s), %u error(s)",
-	       tid, truth.nr, dec.nr, dec.nr_ovf, dec.nr_errors);
-	if (dec.nr_ovf)
-		printf(", lost [%zu, %zu)", dec.ovf_pos, gap_end);
-	printf(": %s\n", ret ? "MISMATCH" : "match");
-	ptcheck_flow_free(&truth);
-	ptcheck_flow_free(&dec);
-	return ret;
+	return report_flows("", tid, "decoded", &truth, &dec);
 }
 
 static int cmd_cmpflow(struct cli *c, int argc, char **argv)
