@@ -164,4 +164,36 @@ static inline int prt_tmpfile(char *path, const void *data, size_t size)
 	return written == (ssize_t) size ? 0 : -1;
 }
 
+/* The output and error streams of the code under test, in memory. */
+struct prt_capture {
+	FILE *out, *err;
+	char *out_text, *err_text;
+	size_t out_size, err_size;
+};
+
+/* Open @cap's streams.
+ *
+ * Returns zero on success, -1 otherwise.
+ */
+static inline int prt_capture_open(struct prt_capture *cap)
+{
+	cap->out_text = NULL;
+	cap->err_text = NULL;
+	cap->out = open_memstream(&cap->out_text, &cap->out_size);
+	cap->err = open_memstream(&cap->err_text, &cap->err_size);
+
+	return cap->out && cap->err ? 0 : -1;
+}
+
+/* Close @cap's streams and free what they captured. */
+static inline void prt_capture_close(struct prt_capture *cap)
+{
+	if (cap->out)
+		fclose(cap->out);
+	if (cap->err)
+		fclose(cap->err);
+	free(cap->out_text);
+	free(cap->err_text);
+}
+
 #endif /* PR_TEST_H */

@@ -10,10 +10,7 @@
 /* A fixture: options plus in-memory output and error streams. */
 struct opts_fixture {
 	struct pr_opts opts;
-	FILE *out;
-	FILE *err;
-	char *out_text, *err_text;
-	size_t out_size, err_size;
+	struct prt_capture cap;
 
 	struct prt_result (*init)(struct opts_fixture *);
 	struct prt_result (*fini)(struct opts_fixture *);
@@ -22,12 +19,7 @@ struct opts_fixture {
 static struct prt_result ofx_init(struct opts_fixture *fx)
 {
 	prt_int_eq(pr_opts_init(&fx->opts), 0);
-	fx->out_text = NULL;
-	fx->err_text = NULL;
-	fx->out = open_memstream(&fx->out_text, &fx->out_size);
-	fx->err = open_memstream(&fx->err_text, &fx->err_size);
-	prt_ptr(fx->out);
-	prt_ptr(fx->err);
+	prt_int_eq(prt_capture_open(&fx->cap), 0);
 
 	return prt_passed();
 }
@@ -36,12 +28,7 @@ static struct prt_result ofx_fini(struct opts_fixture *fx)
 {
 	pr_opts_fini(&fx->opts);
 	pr_opts_fini(&fx->opts);
-	if (fx->out)
-		fclose(fx->out);
-	if (fx->err)
-		fclose(fx->err);
-	free(fx->out_text);
-	free(fx->err_text);
+	prt_capture_close(&fx->cap);
 
 	return prt_passed();
 }
@@ -55,7 +42,7 @@ static int ofx_parse(struct opts_fixture *fx, const char *const *args)
 		;
 
 	return pr_opts_parse(&fx->opts, argc, (char *const *) args, "test",
-			     fx->out, fx->err);
+			     fx->cap.out, fx->cap.err);
 }
 
 /* Expect @args to be rejected with an error message. */
@@ -63,8 +50,8 @@ static struct prt_result rejected(struct opts_fixture *fx,
 				  const char *const *args)
 {
 	prt_int_eq(ofx_parse(fx, args), -pte_bad_config);
-	fflush(fx->err);
-	prt_check(fx->err_size > 0);
+	fflush(fx->cap.err);
+	prt_check(fx->cap.err_size > 0);
 
 	return prt_passed();
 }
@@ -270,8 +257,8 @@ static struct prt_result help(struct opts_fixture *fx)
 	static const char *const args[] = { "--help", NULL };
 
 	prt_int_eq(ofx_parse(fx, args), pr_opts_done);
-	fflush(fx->out);
-	prt_check(fx->out_text && strstr(fx->out_text, "--raw"));
+	fflush(fx->cap.out);
+	prt_check(fx->cap.out_text && strstr(fx->cap.out_text, "--raw"));
 
 	return prt_passed();
 }

@@ -17,9 +17,7 @@ struct raw_fixture {
 	struct pr_opts opts;
 	struct pr_raw raw;
 	int have_raw;
-	FILE *out, *err;
-	char *out_text, *err_text;
-	size_t out_size, err_size;
+	struct prt_capture cap;
 
 	struct prt_result (*init)(struct raw_fixture *);
 	struct prt_result (*fini)(struct raw_fixture *);
@@ -36,12 +34,7 @@ static struct prt_result rfx_init(struct raw_fixture *fx)
 	fx->trace[0] = 0;
 	prt_int_eq(pr_opts_init(&fx->opts), 0);
 	fx->have_raw = 0;
-	fx->out_text = NULL;
-	fx->err_text = NULL;
-	fx->out = open_memstream(&fx->out_text, &fx->out_size);
-	fx->err = open_memstream(&fx->err_text, &fx->err_size);
-	prt_ptr(fx->out);
-	prt_ptr(fx->err);
+	prt_int_eq(prt_capture_open(&fx->cap), 0);
 
 	return prt_passed();
 }
@@ -54,12 +47,7 @@ static struct prt_result rfx_fini(struct raw_fixture *fx)
 	unlink(fx->code);
 	if (fx->trace[0])
 		unlink(fx->trace);
-	if (fx->out)
-		fclose(fx->out);
-	if (fx->err)
-		fclose(fx->err);
-	free(fx->out_text);
-	free(fx->err_text);
+	prt_capture_close(&fx->cap);
 
 	return prt_passed();
 }
@@ -151,8 +139,10 @@ static struct prt_result rfx_decode(struct raw_fixture *fx,
 	argv[argc] = NULL;
 
 	prt_int_eq(pr_opts_parse(&fx->opts, argc, (char *const *) argv,
-				 "test", fx->out, fx->err), pr_opts_decode);
-	prt_int_eq(pr_raw_init(&fx->raw, &fx->opts, fx->out, fx->err), 0);
+				 "test", fx->cap.out, fx->cap.err),
+		   pr_opts_decode);
+	prt_int_eq(pr_raw_init(&fx->raw, &fx->opts, fx->cap.out,
+			       fx->cap.err), 0);
 	fx->have_raw = 1;
 	prt_int_eq(pr_raw_decode(&fx->raw), 0);
 
@@ -162,8 +152,8 @@ static struct prt_result rfx_decode(struct raw_fixture *fx,
 /* The decoded output so far. */
 static const char *rfx_out(struct raw_fixture *fx)
 {
-	fflush(fx->out);
-	return fx->out_text ? fx->out_text : "";
+	fflush(fx->cap.out);
+	return fx->cap.out_text ? fx->cap.out_text : "";
 }
 
 static struct prt_result init_null(void)
@@ -241,11 +231,12 @@ static struct prt_result missing_trace(struct raw_fixture *fx)
 		NULL };
 
 	prt_int_eq(pr_opts_parse(&fx->opts, 2, (char *const *) argv, "test",
-				 fx->out, fx->err), pr_opts_decode);
-	prt_int_eq(pr_raw_init(&fx->raw, &fx->opts, fx->out, fx->err),
+				 fx->cap.out, fx->cap.err), pr_opts_decode);
+	prt_int_eq(pr_raw_init(&fx->raw, &fx->opts, fx->cap.out, fx->cap.err),
 		   -pte_bad_file);
-	fflush(fx->err);
-	prt_check(fx->err_text && strstr(fx->err_text, "/nonexistent/t.pt"));
+	fflush(fx->cap.err);
+	prt_check(fx->cap.err_text &&
+		  strstr(fx->cap.err_text, "/nonexistent/t.pt"));
 
 	return prt_passed();
 }
@@ -256,10 +247,12 @@ static struct prt_result missing_code(struct raw_fixture *fx)
 		"--pt", "/nonexistent/t.pt", NULL };
 
 	prt_int_eq(pr_opts_parse(&fx->opts, 4, (char *const *) argv, "test",
-				 fx->out, fx->err), pr_opts_decode);
-	prt_check(pr_raw_init(&fx->raw, &fx->opts, fx->out, fx->err) < 0);
-	fflush(fx->err);
-	prt_check(fx->err_text && strstr(fx->err_text, "/nonexistent/c"));
+				 fx->cap.out, fx->cap.err), pr_opts_decode);
+	prt_check(pr_raw_init(&fx->raw, &fx->opts, fx->cap.out,
+			      fx->cap.err) < 0);
+	fflush(fx->cap.err);
+	prt_check(fx->cap.err_text &&
+		  strstr(fx->cap.err_text, "/nonexistent/c"));
 
 	return prt_passed();
 }
