@@ -340,7 +340,9 @@ static struct flowjit_rev *flowjit_store__pick(struct flowjit_space *sp, u64 ip,
 
 	for (r = flowjit_rev_it_iter_first(&sp->revs, ip, ip); r;
 	     r = flowjit_rev_it_iter_next(r, ip, ip)) {
-		if ((r->time > time) != late)
+		bool after = r->time > time;
+
+		if (after != late)
 			continue;
 		if (!pick || (late ? flowjit__later(pick->time, pick->seq, r->time, r->seq) :
 				     flowjit__later(r->time, r->seq, pick->time, pick->seq)))
