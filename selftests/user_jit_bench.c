@@ -17,6 +17,10 @@
  *   exec_fault_rwx_ratio the same with an RWX mapping (no mprotect(); the
  *                       fault also write-protects the page and flushes
  *                       its TLB entry).
+ *   first_call_untracked_ns  not a ratio: the exec fault loop in a child
+ *                       nothing tracks (no fault at all). Under TCG the
+ *                       first call into a page translates its code, a
+ *                       cost the tracked exec fault pays too.
  *   jit_workload_ratio  samples/ebpf-jit "sites N" (N compile+run sites,
  *                       a page each) traced as perf record -- CMD traces
  *                       it, with a consumer draining the ring buffers,
@@ -203,11 +207,42 @@ static double exec_faults(int pages, bool rwx, long *faults)
 	return t / pages;
 }
 
+/*
+ * exec_faults() in a child without events: not tracked, so its first
+ * calls do not fault. Returns ns per page; *faults is the child's count.
+ */
+static double untracked_calls(int pages, long *faults)
+{
+	double r[2] = { -1, 0 };
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		long f;
+
+		r[0] = exec_faults(pages, false, &f);
+		r[1] = f;
+		_exit(write(p[1], r, sizeof(r)) != sizeof(r));
+	}
+	close(p[1]);
+	if (read(p[0], r, sizeof(r)) != sizeof(r))
+		r[0] = -1;
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	*faults = r[1];
+	return r[0];
+}
+
 static int bench_faults(int rounds, int pages)
 {
 	double plain[MAX_ROUNDS], wx[MAX_ROUNDS], rwx[MAX_ROUNDS];
-	double rwx_r[MAX_ROUNDS], wx_r[MAX_ROUNDS];
-	long fp = 0, fw = 0, fr = 0, f;
+	double rwx_r[MAX_ROUNDS], wx_r[MAX_ROUNDS], untracked[MAX_ROUNDS];
+	long fp = 0, fw = 0, fr = 0, fu = 0, f;
 	struct perf_event_attr attr;
 	struct count c = { 0 };
 	int r, moved = 0, mv;
@@ -236,6 +271,12 @@ static int bench_faults(int rounds, int pages)
 		rwx[r] = exec_faults(pages, true, &f);
 		fr += f;
 		sb_drain(&sb, count_rec, &c);
+		untracked[r] = untracked_calls(pages, &f);
+		if (untracked[r] < 0) {
+			perror("untracked child");
+			return 1;
+		}
+		fu += f;
 		wx_r[r] = wx[r] / plain[r];
 		rwx_r[r] = rwx[r] / plain[r];
 	}
@@ -245,12 +286,15 @@ static int bench_faults(int rounds, int pages)
 	       (double)fw / rounds / pages, (double)fr / rounds / pages);
 	printf(" %d plain pages copied; %lu snapshots for %d exec faults,",
 	       moved, c.images, 2 * rounds * pages);
-	printf(" %llu lost\n", (unsigned long long)lost(&sb));
+	printf(" %llu lost; untracked first calls: %.2f faults/page\n",
+	       (unsigned long long)lost(&sb), (double)fu / rounds / pages);
 	if (c.images != 2UL * rounds * pages || lost(&sb) || moved) {
 		fprintf(stderr, "user_jit_bench: the faults measured are not the ones meant\n");
 		return 1;
 	}
 	printf("BENCH minor_fault_ns %.0f ns\n", median(plain, rounds));
+	printf("BENCH first_call_untracked_ns %.0f ns\n",
+	       median(untracked, rounds));
 	printf("BENCH exec_fault_ns %.0f ns\n", median(wx, rounds));
 	printf("BENCH exec_fault_rwx_ns %.0f ns\n", median(rwx, rounds));
 	printf("BENCH exec_fault_ratio %.3f ratio\n", median(wx_r, rounds));

@@ -8,7 +8,7 @@
  * the system-wide switch, the static key behind every hook, the checks
  * made when such an event is opened, and the record output.
  */
-#include <linux/crc32.h>
+#include <linux/crc32c.h>
 #include <linux/cred.h>
 #include <linux/init.h>
 #include <linux/kallsyms.h>
@@ -84,10 +84,17 @@ void flowjit_unaccount_event(struct perf_event *event)
 	static_branch_slow_dec_deferred(&flowjit_active);
 }
 
-/* CRC-32C of @len bytes, as documented in uapi/linux/flowjit.h */
+/*
+ * CRC-32C of @len bytes, as documented in uapi/linux/flowjit.h. Through
+ * crc32c(), which uses the fastest implementation the crypto API has
+ * (on x86, crc32c-intel: the SSE4.2 crc32 instruction, and PCLMULQDQ for
+ * long buffers) rather than always the table-driven lib/crc32: on real
+ * CPUs that is several times faster for the 4 KiB of every user JIT
+ * snapshot.
+ */
 u32 flowjit_csum(const void *bytes, size_t len)
 {
-	return ~__crc32c_le(~0U, bytes, len);
+	return ~crc32c(~0U, bytes, len);
 }
 
 /* bytes in the chunk of @img that starts at @off */
