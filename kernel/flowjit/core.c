@@ -8,7 +8,8 @@
  * the system-wide switch, the static key behind every hook, the checks
  * made when such an event is opened, and the record output.
  */
-#include <linux/crc32c.h>
+#include <crypto/hash.h>
+#include <linux/crc32.h>
 #include <linux/cred.h>
 #include <linux/init.h>
 #include <linux/kallsyms.h>
@@ -72,6 +73,7 @@ void flowjit_account_event(struct perf_event *event)
 {
 	if (!event->attr.flowjit)
 		return;
+	flowjit_csum_setup();
 	static_branch_inc(&flowjit_active.key);
 	flowjit_perf_event_account(event);
 }
@@ -85,17 +87,72 @@ void flowjit_unaccount_event(struct perf_event *event)
 }
 
 /*
- * CRC-32C of @len bytes, as documented in uapi/linux/flowjit.h. Through
- * crc32c(), which uses the fastest implementation the crypto API has
- * (on x86, crc32c-intel: the SSE4.2 crc32 instruction, and PCLMULQDQ for
- * long buffers) rather than always the table-driven lib/crc32: on real
- * CPUs that is several times faster for the 4 KiB of every user JIT
- * snapshot.
+ * CRC-32C, as documented in uapi/linux/flowjit.h: every user JIT snapshot
+ * checksums a page. The tables of lib/crc32 take microseconds for that
+ * on current x86 CPUs, the SSE4.2 crc32 instruction (crc32c-intel) a
+ * fraction of it. That driver is often a module, loaded by udev for the
+ * CPU after built-in users such as lib/libcrc32c have settled for the
+ * generic one; so the crypto API is asked for its best "crc32c" when the
+ * first flowjit event is opened. The tables serve until then, and in
+ * kernels without the crypto API's hashes.
  */
+#if IS_BUILTIN(CONFIG_CRYPTO_HASH)
+static struct crypto_shash *flowjit_crc_tfm __read_mostly;
+
+void flowjit_csum_setup(void)
+{
+	struct crypto_shash *tfm;
+
+	if (READ_ONCE(flowjit_crc_tfm))
+		return;
+	tfm = crypto_alloc_shash("crc32c", 0, 0);
+	if (IS_ERR(tfm))
+		return;
+	if (cmpxchg(&flowjit_crc_tfm, NULL, tfm)) {
+		crypto_free_shash(tfm);
+		return;
+	}
+	pr_info("flowjit: CRC-32C by %s\n", crypto_shash_driver_name(tfm));
+}
+
+const char *flowjit_csum_driver(void)
+{
+	struct crypto_shash *tfm = READ_ONCE(flowjit_crc_tfm);
+
+	return tfm ? crypto_shash_driver_name(tfm) : NULL;
+}
+
 u32 flowjit_csum(const void *bytes, size_t len)
 {
-	return ~crc32c(~0U, bytes, len);
+	struct crypto_shash *tfm = READ_ONCE(flowjit_crc_tfm);
+
+	if (tfm) {
+		SHASH_DESC_ON_STACK(desc, tfm);
+		u32 *crc = shash_desc_ctx(desc);
+
+		/* the crc32c drivers keep the running CRC as their context */
+		desc->tfm = tfm;
+		*crc = ~0U;
+		if (!crypto_shash_update(desc, bytes, len))
+			return ~*crc;
+	}
+	return ~__crc32c_le(~0U, bytes, len);
 }
+#else
+void flowjit_csum_setup(void)
+{
+}
+
+const char *flowjit_csum_driver(void)
+{
+	return NULL;
+}
+
+u32 flowjit_csum(const void *bytes, size_t len)
+{
+	return ~__crc32c_le(~0U, bytes, len);
+}
+#endif
 
 /* bytes in the chunk of @img that starts at @off */
 u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off)

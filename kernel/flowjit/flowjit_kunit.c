@@ -3,6 +3,8 @@
  * KUnit tests of the flowjit record format.
  */
 #include <kunit/test.h>
+#include <linux/crc32.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "internal.h"
@@ -12,6 +14,30 @@ static void flowjit_csum_check_value(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, flowjit_csum("123456789", 9), 0xe3069283U);
 	KUNIT_EXPECT_EQ(test, flowjit_csum("", 0), 0U);
+}
+
+/*
+ * Once the first flowjit event was opened the CRC comes from the crypto
+ * API's best crc32c, if the kernel has one: the same values as the
+ * tables, for a page of random bytes at every alignment and length.
+ */
+static void flowjit_csum_driver_matches_tables(struct kunit *test)
+{
+	u8 *buf = kunit_kmalloc(test, PAGE_SIZE + 8, GFP_KERNEL);
+	static const size_t lens[] = { 0, 1, 7, 8, 63, 255, 256, 1000, PAGE_SIZE };
+	int i, off;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	get_random_bytes(buf, PAGE_SIZE + 8);
+	flowjit_csum_setup();
+	if (IS_BUILTIN(CONFIG_CRYPTO_CRC32C))
+		KUNIT_ASSERT_NOT_NULL(test, flowjit_csum_driver());
+	kunit_info(test, "CRC-32C by %s\n", flowjit_csum_driver() ?: "lib/crc32's tables");
+	KUNIT_EXPECT_EQ(test, flowjit_csum("123456789", 9), 0xe3069283U);
+	for (i = 0; i < ARRAY_SIZE(lens); i++)
+		for (off = 0; off < 8; off++)
+			KUNIT_EXPECT_EQ(test, flowjit_csum(buf + off, lens[i]),
+					~__crc32c_le(~0U, buf + off, lens[i]));
 }
 
 /* the chunks of an image cover [0, len) once, none over the maximum */
@@ -76,6 +102,7 @@ static void flowjit_record_names_object(struct kunit *test)
 
 static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_csum_check_value),
+	KUNIT_CASE(flowjit_csum_driver_matches_tables),
 	KUNIT_CASE(flowjit_chunks_cover_image),
 	KUNIT_CASE(flowjit_retire_has_no_bytes),
 	KUNIT_CASE(flowjit_record_names_object),

@@ -30,6 +30,8 @@ struct flowjit_image {
 void flowjit_emit(const struct flowjit_image *img);
 
 /* exposed for the KUnit tests */
+void flowjit_csum_setup(void);
+const char *flowjit_csum_driver(void);
 u32 flowjit_csum(const void *bytes, size_t len);
 u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off);
 void flowjit_record_init(struct flowjit_record *rec,
