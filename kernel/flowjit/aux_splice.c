@@ -240,7 +240,8 @@ static bool aux_splice_ready(struct perf_event *event, unsigned long pos)
 	bool ready = true;
 
 	rcu_read_lock();
-	rb = rcu_dereference(event->rb);
+	/* event->rb is RCU-managed but not annotated __rcu in 6.1 */
+	rb = rcu_dereference_raw(event->rb);
 	if (rb && rb_has_aux(rb) && atomic_read(&rb->aux_mmap_count))
 		ready = READ_ONCE(rb->user_page->aux_head) != pos;
 	rcu_read_unlock();

@@ -582,6 +582,7 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
 			continue;
+		__acquire(ptl);		/* follow_pte() took it: tell sparse */
 		pte = ptep_get(ptep);
 		/* executable PTEs flowjit made are read-only: no dirty bit */
 		if (pte_present(pte) && pte_exec(pte) &&
