@@ -7,11 +7,16 @@
  *
  * and its bytes, taken from bpf_prog_info's jited_ksyms, jited_func_lens
  * and jited_prog_insns while the program is loaded. Then hold it for
- * SECONDS (default 0) and close it. -d waits DELAY seconds before the
- * load (for perf record -p to attach first).
+ * SECONDS (default 0) and close it, and wait until the program is gone:
+ * perf record reads the info of a program it sees loaded through an fd
+ * of its own (bpf_event__sb_cb()), so the last reference, and the unload
+ * with its retire records, may be perf's and come a little later. -d
+ * waits DELAY seconds before the load (for perf record -p to attach
+ * first).
  *
  *	flowjit-bpf-load [-d DELAY] [SECONDS]
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +53,25 @@ static void print_bytes(const uint8_t *p, uint64_t len)
 	for (i = 0; i < len; i++)
 		printf("%s%02x%s", i % 16 ? "" : "    ", p[i],
 		       i % 16 == 15 || i + 1 == len ? "\n" : " ");
+}
+
+/* wait up to 5 s until program @id is unloaded; 0 when it is */
+static int wait_unloaded(uint32_t id)
+{
+	union bpf_attr ba;
+	int i, fd;
+
+	for (i = 0; i < 500; i++) {
+		memset(&ba, 0, sizeof(ba));
+		ba.prog_id = id;
+		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &ba);
+		if (fd < 0)
+			return errno == ENOENT ? 0 : -1;
+		close(fd);
+		usleep(10000);
+	}
+	fprintf(stderr, "program %u still loaded after 5 s\n", id);
+	return -1;
 }
 
 #define INSN(c, d, s, o, i) \
@@ -120,5 +144,5 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		sleep(atoi(argv[1]));
 	close(fd);
-	return 0;
+	return wait_unloaded(info.id) ? 1 : 0;
 }
