@@ -193,34 +193,29 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 {
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
 	const struct flowjit_rev *rev;
-	const u8 *bytes = NULL;
-	size_t len = 0, n;	/* bytes valid at *ip */
+	const u8 *bytes;
+	size_t len, n;		/* bytes valid at *ip */
 	u64 asid;
 
 	if (!fp || !flowjit_pt__asid(fp, pid, kernel, time, &asid))
 		return FLOWJIT_WALK_NONE;
-	if (!kernel) {
-		rev = flowjit_store__find(fp->store, asid, *ip, time);
-		if (!rev && late)
-			rev = flowjit_store__find_late(fp->store, asid, *ip, time);
-		if (rev && rev->kind == FLOWJIT_KIND_USER_JIT)
-			flowjit_pt__name_user_code(fp, rev, pid);
-	}
+	len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes, &rev);
+	if (!len)
+		return FLOWJIT_WALK_NONE;
+	if (!kernel && rev->kind == FLOWJIT_KIND_USER_JIT)
+		flowjit_pt__name_user_code(fp, rev, pid);
 	while (1) {
 		/*
-		 * Decode in place while a whole instruction buffer lies in
-		 * bytes one lookup answered; near their end, copy what is
-		 * live there (maybe from the next image).
+		 * Decode in place in the bytes one lookup answered; near
+		 * their end, from a copy of what is live there (maybe from
+		 * the next image).
 		 */
 		if (len < INTEL_PT_INSN_BUF_SZ) {
-			len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes);
+			len = flowjit_store__read(fp->store, asid, *ip, time, late, buf,
+						  sizeof(buf));
 			if (!len)
 				return FLOWJIT_WALK_NONE;
-			if (len < INTEL_PT_INSN_BUF_SZ) {
-				len = flowjit_store__read(fp->store, asid, *ip, time, late, buf,
-							  sizeof(buf));
-				bytes = buf;
-			}
+			bytes = buf;
 		}
 		n = min_t(size_t, len, INTEL_PT_INSN_BUF_SZ);
 		if (intel_pt_get_insn(bytes, n, 1, insn)) {
@@ -238,12 +233,20 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 		if (max_insn_cnt && *insn_cnt >= max_insn_cnt)
 			return 0;
 		*ip += insn->length;
-		bytes += insn->length;
-		len -= insn->length;
 		if (to_ip && *ip == to_ip) {
 			insn->length = 0;
 			insn->op = INTEL_PT_OP_OTHER;
 			return 0;
+		}
+		if (bytes == buf) {
+			/* past the copied instruction: in place again */
+			len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes,
+						  NULL);
+			if (!len)
+				return FLOWJIT_WALK_NONE;
+		} else {
+			bytes += insn->length;
+			len -= insn->length;
 		}
 	}
 }

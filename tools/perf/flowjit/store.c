@@ -402,7 +402,7 @@ static u64 flowjit_store__same_until(struct flowjit_space *sp, u64 at, u64 end)
 }
 
 size_t flowjit_store__span(struct flowjit_store *st, u64 asid, u64 ip, u64 time, bool late,
-			   const u8 **bytes)
+			   const u8 **bytes, const struct flowjit_rev **rev)
 {
 	const struct flowjit_rev *r = flowjit_store__find(st, asid, ip, time);
 
@@ -413,6 +413,8 @@ size_t flowjit_store__span(struct flowjit_store *st, u64 asid, u64 ip, u64 time,
 		if (r)
 			st->stats.late_lookups++;
 	}
+	if (rev)
+		*rev = r;
 	if (!r)
 		return 0;
 	*bytes = r->bytes + (ip - r->start);
@@ -426,7 +428,7 @@ size_t flowjit_store__read(struct flowjit_store *st, u64 asid, u64 ip, u64 time,
 
 	while (n < len) {
 		const u8 *bytes;
-		size_t cnt = flowjit_store__span(st, asid, ip + n, time, late, &bytes);
+		size_t cnt = flowjit_store__span(st, asid, ip + n, time, late, &bytes, NULL);
 
 		if (!cnt)
 			break;

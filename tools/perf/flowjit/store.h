@@ -130,10 +130,11 @@ const struct flowjit_rev *flowjit_store__find_late(struct flowjit_store *st, u64
  * The bytes at @ip of @asid as live at @time (with @late, or else from
  * the first later image) that one lookup answers: sets *@bytes to them
  * in the store and returns how many there are, 0 if no image covers
- * @ip. They stay valid until the store is deleted.
+ * @ip. They stay valid until the store is deleted. If @rev is not NULL
+ * it is set to the revision they belong to, or NULL.
  */
 size_t flowjit_store__span(struct flowjit_store *st, u64 asid, u64 ip, u64 time, bool late,
-			   const u8 **bytes);
+			   const u8 **bytes, const struct flowjit_rev **rev);
 
 /*
  * Read up to @len bytes at @ip of @asid as live at @time, across
