@@ -3,19 +3,14 @@
 #
 # Run all ptreplay tests and print kselftest-style TAP on stdout:
 #   unit tests (TEST_BIN_DIR/test-*), CLI robustness tests of $PTREPLAY,
-#   and the libipt ptt conformance run (PTT_DIR, skipped if absent).
+#   and the libipt ptt conformance run (PTT_DIR; by default
+#   ../shared/peer/libipt-ptt beside the repository, a failure if absent).
 # Exits non-zero if any test failed.
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${TEST_BIN_DIR:?}
 ptreplay=${PTREPLAY:?}
-ptt=${PTT_DIR:-}
-if [[ -z $ptt ]]; then
-	for d in "$here/../../../../shared/peer/libipt-ptt" \
-		 /work/shared/peer/libipt-ptt; do
-		[[ -x $d/run ]] && { ptt=$d; break; }
-	done
-fi
+ptt=${PTT_DIR:-$(cd "$here/../../.." && pwd)/../shared/peer/libipt-ptt}
 
 # Make sanitizer reports (make check SAN=1) fail tests that accept exit
 # status 1 or 2.
@@ -298,9 +293,11 @@ else
 fi
 
 # --- conformance: libipt's ptt cases, compared with ptxed's output ---
-if [[ -z $ptt ]]; then
-	skip "ptreplay raw --insn-decoder: conformance with ptxed" "no libipt-ptt cases (set PTT_DIR)"
-	skip "ptreplay raw --block-decoder: conformance with ptxed" "no libipt-ptt cases (set PTT_DIR)"
+if [[ ! -x $ptt/run ]]; then
+	# the conformance set is part of the test contract: missing is a failure
+	for dec in --insn-decoder --block-decoder; do
+		check "ptreplay raw $dec: conformance with ptxed ($ptt/run not found; set PTT_DIR)" false
+	done
 else
 	known=$here/ptt-known-failures.txt
 	for dec in --insn-decoder --block-decoder; do

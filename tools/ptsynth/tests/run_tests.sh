@@ -11,7 +11,9 @@
 B=${1:-build}
 P=./ptsynth
 W=$(mktemp -d /tmp/ptsynth-check.XXXXXX)
-PTT=${PTT_CASES:-/work/shared/peer/libipt-ptt/cases}
+# Intel's conformance streams sit in ../shared beside the repository
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+PTT=${PTT_CASES:-$top/../shared/peer/libipt-ptt/cases}
 n=0
 failed=0
 
