@@ -3,7 +3,8 @@
 # flowjit: the two commands are `make demo` and `make check`; both set up
 # what they need (Debian packages included) and skip what is built.
 
-.PHONY: all setup tree kernel guest check demo bench clean kscenario
+.PHONY: all setup tree kernel guest check demo bench clean kscenario \
+	check-kernel check-guest check-perf check-scenarios check-tools
 
 all: guest
 
@@ -21,6 +22,10 @@ guest: kernel
 
 check: setup
 	@scripts/check
+
+# one part of make check (scripts/check lists them), with what it needs
+check-kernel check-guest check-perf check-scenarios check-tools: setup
+	@scripts/check $(@:check-%=%)
 
 # the kernel static-key decode scenario (tools/ptsynth/README.rst); needs
 # the guest with perf (scripts/perf-build, scripts/guest-image)
