@@ -118,6 +118,7 @@ int ptstream_init(struct ptstream *ps, struct ptbuf *buf, int tnt_max,
 		  const char *who)
 {
 	memset(ps, 0, sizeof(*ps));
+	ps->mtc_period = -1;
 	ps->buf = buf;
 	ps->tnt_max = tnt_max;
 	ps->who = who;
@@ -204,6 +205,93 @@ void ptstream_tsc(struct ptstream *ps)
 	ptstream_emit(ps, &p);
 }
 
+/*
+ * Mini time counter (SDM Vol. 3C, "MTC Packet" and "TMA Packet"; libipt's
+ * pt_time_update_tma/_mtc read them the same way).  The core crystal
+ * clock (CTC, the ART) runs at TSC * ctc_d / ctc_n; hardware sends an MTC
+ * carrying CTC[period+7:period] each time CTC bit @period toggles, and a
+ * TMA with CTC[15:0] and the TSC ticks since the last CTC tick after the
+ * TSC of every PSB+, which is what MTCs count from.
+ */
+void ptstream_set_mtc(struct ptstream *ps, int period, uint32_t ctc_n,
+		      uint32_t ctc_d)
+{
+	ps->mtc_period = ctc_n && ctc_d ? period : -1;
+	ps->ctc_n = ctc_n;
+	ps->ctc_d = ctc_d;
+}
+
+static uint64_t tsc_to_ctc(const struct ptstream *ps, uint64_t tsc)
+{
+	return (unsigned __int128)tsc * ps->ctc_d / ps->ctc_n;
+}
+
+static uint64_t ctc_to_tsc(const struct ptstream *ps, uint64_t ctc)
+{
+	return (unsigned __int128)ctc * ps->ctc_n / ps->ctc_d;
+}
+
+/*
+ * Time passes to @tsc: one MTC for every toggle of the CTC bit since the
+ * last one, as hardware sends them whether or not a branch is pending
+ * (TNT bits already collected stay in the buffer: timing packets do not
+ * flush it).
+ */
+void ptstream_time(struct ptstream *ps, uint64_t tsc)
+{
+	struct pt_packet p;
+	uint64_t tick;
+
+	if (ps->mtc_period >= 0 && ps->have_tma && tsc > ps->tsc) {
+		tick = tsc_to_ctc(ps, tsc) >> ps->mtc_period;
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mtc;
+		while (ps->mtc_tick < tick) {
+			ps->mtc_tick++;
+			p.payload.mtc.ctc = ps->mtc_tick & 0xff;
+			ptstream_emit(ps, &p);
+			ps->nr_mtc++;
+		}
+	}
+	ps->tsc = tsc;
+}
+
+/* TMA of ps->tsc, after the TSC of a PSB+ */
+static void ptstream_tma(struct ptstream *ps)
+{
+	uint64_t ctc = tsc_to_ctc(ps, ps->tsc);
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tma;
+	p.payload.tma.ctc = ctc & 0xffff;
+	/* TSC ticks since the CTC ticked: below ctc_n / ctc_d, 9 bits */
+	p.payload.tma.fc = ps->tsc - ctc_to_tsc(ps, ctc);
+	ptstream_emit(ps, &p);
+	ps->mtc_tick = ctc >> ps->mtc_period;
+	ps->have_tma = true;
+}
+
+/*
+ * The TSC/CTC ratio of a core whose crystal clock runs at 24 MHz (client
+ * cores since Skylake; CPUID 0x15 EBX/EAX), with the TSC frequency of the
+ * recording (@tc: perf time = TSC * time_mult >> time_shift, in ns).
+ */
+int pt_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d)
+{
+	double tsc_hz;
+
+	if (!tc->time_mult)
+		return -EINVAL;
+	tsc_hz = 1e9 * (double)(1ULL << tc->time_shift) / tc->time_mult;
+	*d = 2;
+	*n = (uint32_t)(tsc_hz * 2 / 24e6 + 0.5);
+	/* the TMA fast counter has 9 bits: it must hold ctc_n / ctc_d */
+	if (*n < *d || *n / *d > 511)
+		return -ERANGE;
+	return 0;
+}
+
 void ptstream_mode_exec(struct ptstream *ps)
 {
 	struct pt_packet p;
@@ -245,8 +333,8 @@ void ptstream_pge(struct ptstream *ps, uint64_t ip)
 }
 
 /*
- * PSB+: PSB, TSC, MODE.Exec and FUP of @ip when packets are enabled,
- * PSBEND.  The PSB period counts from the PSB.
+ * PSB+: PSB, TSC, TMA with MTC, MODE.Exec and FUP of @ip when packets are
+ * enabled, PSBEND.  The PSB period counts from the PSB.
  */
 void ptstream_psb(struct ptstream *ps, uint64_t ip)
 {
@@ -254,6 +342,8 @@ void ptstream_psb(struct ptstream *ps, uint64_t ip)
 	ps->psb_mark = ps->buf->len;
 	ptstream_simple(ps, ppt_psb);
 	ptstream_tsc(ps);
+	if (ps->mtc_period >= 0)
+		ptstream_tma(ps);
 	ps->last_ip = 0;
 	if (ps->enabled) {
 		ptstream_mode_exec(ps);

@@ -146,6 +146,27 @@ uint64_t intel_pt_config(uint64_t psb_period, bool retcomp)
 	return cfg | (v << PT_CFG_PSB_SHIFT);
 }
 
+/* config bits of MTC every 2^@mtc_period CTC ticks (-1: no MTC) */
+uint64_t intel_pt_mtc_config(int mtc_period)
+{
+	if (mtc_period < 0)
+		return 0;
+	return PT_CFG_MTC | ((uint64_t)mtc_period << 14 & PT_CFG_MTC_PERIOD);
+}
+
+/*
+ * The TSC/CTC ratio perf record reads from CPUID 0x15 into AUXTRACE_INFO
+ * @rec (made by intel_pt_auxtrace_info()): decoders need it to turn MTCs
+ * into TSC time.
+ */
+void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n, uint32_t ctc_d)
+{
+	uint64_t *priv = rec + 2;
+
+	priv[INTEL_PT_TSC_CTC_N] = ctc_n;
+	priv[INTEL_PT_TSC_CTC_D] = ctc_d;
+}
+
 /* An intel_pt attr as perf record sets it; the caller picks the CPL */
 void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
 		   uint64_t config, uint64_t sample_type)
@@ -484,6 +505,8 @@ static int auxtrace_info(struct writer *w, FILE *f, uint64_t *written)
 
 	size = intel_pt_auxtrace_info(rec, ARRAY_SIZE(rec), w->o->pmu_type,
 				      &w->gt->hdr.tc, w->o->per_cpu, NULL);
+	if (size && w->o->mtc)
+		intel_pt_auxtrace_info_ctc(rec, w->res->ctc_n, w->res->ctc_d);
 	if (fwrite(rec, size, 1, f) != 1)
 		return -EIO;
 	*written += size;
@@ -504,8 +527,8 @@ static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
 	struct perf_event_attr *pt = &a[0].attr, *dummy = &a[1].attr;
 
 	memset(a, 0, 2 * sizeof(*a));
-	intel_pt_attr(pt, o->pmu_type, intel_pt_config(o->psb_period, o->retcomp),
-		      SAMPLE_TYPE);
+	intel_pt_attr(pt, o->pmu_type, intel_pt_config(o->psb_period, o->retcomp) |
+		      intel_pt_mtc_config(o->mtc ? o->mtc_period : -1), SAMPLE_TYPE);
 	pt->enable_on_exec = 1;
 	pt->exclude_kernel = 1;
 

@@ -51,6 +51,9 @@ static void usage(void)
 "  --ovf-len N        instructions whose packets the OVF loses (default 32)\n"
 "  --retcomp          return compression (default off, as perf noretcomp)\n"
 "  --long-tnt         use TNT-64 packets\n"
+"  --mtc[=PERIOD]     MTC packets every 2^PERIOD crystal clock ticks (perf's\n"
+"                     mtc_period, default 3) and TMA in PSB+: time as\n"
+"                     hardware sends it, no TSC at exec faults\n"
 "  --pmu-type N       intel_pt PMU type number in perf.data (default 8)\n"
 "  --raw-dir DIR      also write each stream as DIR/stream-IDX.pt\n"
 "  --max-insns N      kill the traced program after N instructions\n"
@@ -67,7 +70,7 @@ static void usage(void)
 enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
 	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC, OPT_START_SIG,
-	OPT_STOP_SIG };
+	OPT_STOP_SIG, OPT_MTC };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -79,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "ovf-len", required_argument, NULL, OPT_OVF_LEN },
 	{ "retcomp", no_argument, NULL, OPT_RETCOMP },
 	{ "long-tnt", no_argument, NULL, OPT_LONG_TNT },
+	{ "mtc", optional_argument, NULL, OPT_MTC },
 	{ "pmu-type", required_argument, NULL, OPT_PMU },
 	{ "raw-dir", required_argument, NULL, OPT_RAW },
 	{ "max-insns", required_argument, NULL, OPT_MAX },
@@ -113,6 +117,14 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_OVF_LEN: c->so.ovf_len = strtoull(optarg, NULL, 0); break;
 		case OPT_RETCOMP: c->so.retcomp = true; break;
 		case OPT_LONG_TNT: c->so.long_tnt = true; break;
+		case OPT_MTC:
+			c->so.mtc_period = optarg ? atoi(optarg) : 3;
+			if (c->so.mtc_period < 0 || c->so.mtc_period > 15) {
+				fprintf(stderr, "ptsynth: --mtc=%s: the period is 0 to 15\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_PMU: c->pmu_type = strtoul(optarg, NULL, 0); break;
 		case OPT_RAW: c->raw_dir = optarg; break;
 		case OPT_MAX: c->to.max_insns = strtoull(optarg, NULL, 0); break;
@@ -250,6 +262,8 @@ static int synth_write(const struct cli *c, const struct synth_opts *so,
 		.per_cpu = c->so.per_cpu,
 		.retcomp = c->so.retcomp,
 		.psb_period = c->so.psb_period,
+		.mtc = c->so.mtc_period >= 0,
+		.mtc_period = c->so.mtc_period,
 		.sideband = sb,
 		.flowjit = sb && !c->strip_flowjit,
 	};

@@ -45,6 +45,8 @@ struct synth_opts {
 	const struct synth_fault *faults;	/* sorted by tsc */
 	size_t nr_faults;
 	bool fault_tsc;		/* a TSC packet with the TIP.PGE of a fault */
+	/* MTC every 2^mtc_period CTC ticks (perf's mtc_period), -1: none */
+	int mtc_period;
 };
 
 struct synth_fault {
@@ -84,6 +86,8 @@ struct synth_result {
 	uint64_t nr_packets;
 	uint64_t nr_insns;
 	uint64_t nr_psb;
+	uint64_t nr_mtc;
+	uint32_t ctc_n, ctc_d;		/* TSC/CTC ratio of the MTCs, 0: none */
 	uint64_t ovf_resume_idx;	/* per-stream insn index after OVF */
 	bool ovf_done;
 	uint64_t nr_faults;		/* faults modelled */
@@ -125,6 +129,12 @@ struct ptstream {
 	int tnt_n;
 	size_t psb_mark;	/* buffer length at the last PSB */
 	uint64_t tsc;		/* for the next TSC packet */
+	/* MTC (ptstream_set_mtc): the CTC runs at TSC * ctc_d / ctc_n */
+	int mtc_period;		/* -1: no MTC, no TMA */
+	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio, CPUID 0x15 EBX/EAX */
+	bool have_tma;		/* a PSB+ gave the CTC: MTCs may follow */
+	uint64_t mtc_tick;	/* CTC >> mtc_period at the last MTC or TMA */
+	uint64_t nr_mtc;
 	uint64_t nr_packets, nr_psb;
 	int err;		/* encoder error: no more packets */
 };
@@ -138,6 +148,10 @@ void ptstream_tnt(struct ptstream *ps, bool taken);
 void ptstream_ip(struct ptstream *ps, enum pt_packet_type type, uint64_t ip);
 void ptstream_simple(struct ptstream *ps, enum pt_packet_type type);
 void ptstream_tsc(struct ptstream *ps);
+void ptstream_set_mtc(struct ptstream *ps, int period, uint32_t ctc_n,
+		      uint32_t ctc_d);
+void ptstream_time(struct ptstream *ps, uint64_t tsc);
+int pt_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d);
 void ptstream_mode_exec(struct ptstream *ps);
 void ptstream_pgd(struct ptstream *ps);
 void ptstream_fup_pgd(struct ptstream *ps, uint64_t ip);
@@ -210,6 +224,8 @@ struct perf_event_attr;
 bool perf_header_ok(const struct perf_file_header *h, uint64_t file_size);
 struct perf_file_section perf_attr_ids(const uint8_t *attr, uint64_t attr_size);
 uint64_t intel_pt_config(uint64_t psb_period, bool retcomp);
+uint64_t intel_pt_mtc_config(int mtc_period);
+void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n, uint32_t ctc_d);
 void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
 		   uint64_t config, uint64_t sample_type);
 size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
@@ -225,6 +241,8 @@ struct perfdata_opts {
 	bool per_cpu;
 	bool retcomp;
 	uint64_t psb_period;
+	bool mtc;				/* MTC every 2^mtc_period */
+	int mtc_period;
 	const struct sideband *sideband;	/* real sideband, or NULL */
 	bool flowjit;				/* set attr.flowjit (bit 63) */
 };

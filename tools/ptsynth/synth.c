@@ -51,6 +51,7 @@ struct synth {
 	struct synth_result *res;
 	struct stream_state *ss;
 	int nr_ss;
+	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio for MTC */
 	struct thread_state *ts;
 	int nr_ts;
 	size_t cur_rec;
@@ -63,6 +64,7 @@ void synth_opts_default(struct synth_opts *o)
 	o->nr_cpus = 1;
 	o->ovf_at = -1;
 	o->ovf_len = 32;
+	o->mtc_period = -1;
 }
 
 /* PSB+: return compression starts again from an empty stack */
@@ -163,7 +165,7 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 
 static void stream_begin(struct stream_state *s, uint64_t tsc)
 {
-	s->ps.tsc = tsc;
+	ptstream_time(&s->ps, tsc);
 	if (!s->trace_en) {
 		s->out->first_tsc = tsc;
 		emit_psb_plus(s, 0);
@@ -177,7 +179,7 @@ static void stream_begin(struct stream_state *s, uint64_t tsc)
  * page it is on) and the kernel returned to it.  With user-only tracing
  * that is FUP + TIP.PGD, then TIP.PGE at the same IP; the pending
  * instruction's own packets follow.  Hardware sends no TSC there (its
- * time would come from MTC/CYC, not modelled): o->fault_tsc puts the
+ * time comes from MTC, with o->mtc_period): o->fault_tsc puts the
  * fault's TSC in a TSC packet instead, see README.rst.
  */
 static void thread_faults(struct thread_state *th, uint64_t tsc)
@@ -204,6 +206,8 @@ static void thread_faults(struct thread_state *th, uint64_t tsc)
 			s->res->nr_faults_dropped++;
 			continue;
 		}
+		if (o->mtc_period >= 0)
+			ptstream_time(&s->ps, f->tsc);
 		ptstream_fup_pgd(&s->ps, th->ip);
 		if (o->fault_tsc && f->tsc > s->ps.tsc) {
 			s->ps.tsc = f->tsc;
@@ -245,7 +249,7 @@ static void thread_async(struct thread_state *th, uint64_t resume_ip,
 	struct stream_state *s = th->s;
 
 	resolve(th, resume_ip, true);
-	s->ps.tsc = tsc;
+	ptstream_time(&s->ps, tsc);
 	if (s->ps.enabled)
 		ptstream_fup_pgd(&s->ps, resume_ip);
 }
@@ -294,6 +298,7 @@ static int new_stream(struct synth *sy, int cpu, int pid, int tid)
 {
 	struct synth_result *res = sy->res;
 	struct stream_state *ss;
+	int err;
 	struct synth_stream *st;
 
 	if (res->nr_streams == MAX_STREAMS) {
@@ -313,9 +318,12 @@ static int new_stream(struct synth *sy, int cpu, int pid, int tid)
 	ss->o = sy->o;
 	ss->res = res;
 	ss->cur_tid = -1;
-	return ptstream_init(&ss->ps, &st->buf,
-			     sy->o->long_tnt ? PT_TNT64_MAX : PT_TNT8_MAX,
-			     "ptsynth");
+	err = ptstream_init(&ss->ps, &st->buf,
+			    sy->o->long_tnt ? PT_TNT64_MAX : PT_TNT8_MAX,
+			    "ptsynth");
+	if (!err && sy->o->mtc_period >= 0)
+		ptstream_set_mtc(&ss->ps, sy->o->mtc_period, sy->ctc_n, sy->ctc_d);
+	return err;
 }
 
 static int add_switch(struct synth *sy, struct stream_state *s, bool out,
@@ -398,7 +406,7 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 		return -ENOMEM;
 	s->cur_tid = th->tid;
 	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
-	s->ps.tsc = tsc;
+	ptstream_time(&s->ps, tsc);
 	if (s->trace_en)
 		ptstream_tsc(&s->ps);
 	return 0;
@@ -496,6 +504,18 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 		free(sy.ts);
 		return -ENOMEM;
 	}
+	if (o->mtc_period >= 0) {
+		err = pt_ctc_ratio(&gt->hdr.tc, &sy.ctc_n, &sy.ctc_d);
+		if (err) {
+			fprintf(stderr, "ptsynth: no TSC/CTC ratio for MTC from the time conversion (time_mult %u, time_shift %u)\n",
+				gt->hdr.tc.time_mult, gt->hdr.tc.time_shift);
+			free(sy.ss);
+			free(sy.ts);
+			return err;
+		}
+		res->ctc_n = sy.ctc_n;
+		res->ctc_d = sy.ctc_d;
+	}
 	for (sy.cur_rec = 0; sy.cur_rec < gt->nr_recs && !err; sy.cur_rec++)
 		err = do_record(&sy, gt->recs[sy.cur_rec]);
 	for (i = 0; i < sy.nr_ts && !err; i++)
@@ -508,6 +528,7 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 	for (i = 0; i < sy.nr_ss; i++) {
 		res->nr_packets += sy.ss[i].ps.nr_packets;
 		res->nr_psb += sy.ss[i].ps.nr_psb;
+		res->nr_mtc += sy.ss[i].ps.nr_mtc;
 		ptstream_exit(&sy.ss[i].ps);
 	}
 	free(sy.ss);

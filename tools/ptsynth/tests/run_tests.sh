@@ -16,6 +16,14 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 PTT=${PTT_CASES:-$top/../shared/peer/libipt-ptt/cases}
 n=0
 failed=0
+# Time as hardware sends it with perf record -e intel_pt/mtc,mtc_period=9/:
+# TSC and TMA in PSB+, MTC in between (README.rst "Timing").  Without MTC
+# a decoder knows the time only at PSB+, and perf applies an MMAP2 that
+# falls between two PSB+ late, at the next one (see the environment test
+# below).  Period 9 rather than perf's default 3: single-stepping makes an
+# instruction last tens of microseconds, and period 3 would send a hundred
+# MTCs per instruction.
+TIMING=${PTSYNTH_TIMING---mtc=9}
 
 trap 'rm -rf "$W"' EXIT
 
@@ -73,7 +81,7 @@ run_unit() {
 libipt_check() {	# libipt_check NAME DESC [SYNTH OPTS]
 	local name=$1 desc=$2
 	shift 2
-	$P check -g "$W/$name.data.gt" "$@" >"$W/check.out" 2>"$W/check.err"
+	$P check -g "$W/$name.data.gt" $TIMING "$@" >"$W/check.out" 2>"$W/check.err"
 	local st=$?
 	diag "$W/check.out"
 	tap $st "$desc"
@@ -102,14 +110,14 @@ perf_check() {		# perf_check NAME PERFDATA DESC
 synth() {		# synth NAME OUT [OPTS]
 	local name=$1 out=$2
 	shift 2
-	$P synth -g "$W/$name.data.gt" -o "$out" "$@" >/dev/null 2>"$W/synth.err"
+	$P synth -g "$W/$name.data.gt" -o "$out" $TIMING "$@" >/dev/null 2>"$W/synth.err"
 }
 
 echo "TAP version 13"
 PERFBIN=$(find_perf)
 echo "# perf: ${PERFBIN:-none} ($($PERFBIN --version 2>/dev/null))"
 
-for u in tnt ipc psb perfdata startat sideband; do
+for u in tnt ipc psb mtc perfdata startat sideband; do
 	run_unit "$B/tests/unit_$u"
 done
 run_unit "$B/tests/unit_pttroundtrip" "$PTT"
@@ -126,7 +134,7 @@ declare -A what=(
 
 for p in loop indirect recursion syscalls signal plt threads; do
 	start=$(date +%s)
-	if ! $P record -o "$W/$p.data" -- "$B/tests/$p" >/dev/null 2>"$W/$p.rec"; then
+	if ! $P record $TIMING -o "$W/$p.data" -- "$B/tests/$p" >/dev/null 2>"$W/$p.rec"; then
 		diag "$W/$p.rec"
 		tap 1 "ptsynth: ${what[$p]} is single-stepped and synthesised"
 		continue
@@ -155,6 +163,37 @@ perf_check signal "$W/signal.cpu.data" "ptsynth: per-CPU layout of the signal pr
 libipt_check recursion "ptsynth: return compression (retcomp) decodes identically in libipt" --retcomp
 synth recursion "$W/rec.retcomp.data" --retcomp
 perf_check recursion "$W/rec.retcomp.data" "ptsynth: return compression with noretcomp=0 in the attr decodes identically in perf"
+
+# The environment decides how many instructions ld.so runs between its
+# mmap of libc and libc's first instruction, hence whether a PSB+ falls in
+# between: with time only in PSB+ (no MTC), perf 6.1 applied libc's MMAP2
+# at the next PSB+ and failed ("Failed to get instruction") in an empty
+# environment, as on a fresh machine.  With MTC every environment decodes.
+for pad in 0 1000 5000; do
+	if [ "$pad" = 0 ]; then
+		envdesc="an empty environment (env -i)"
+		envset=
+	else
+		envdesc="an environment of $pad bytes"
+		envset="PAD=$(head -c "$pad" /dev/zero | tr '\0' x)"
+	fi
+	if ! env -i $envset $P record $TIMING --retcomp -o "$W/env$pad.data" -- \
+		"$B/tests/recursion" >/dev/null 2>"$W/env.rec"; then
+		diag "$W/env.rec"
+		tap 1 "ptsynth: recursion program records in $envdesc"
+		continue
+	fi
+	perf_check "env$pad" "$W/env$pad.data" \
+		"ptsynth: return compression decodes identically in perf in $envdesc"
+	if [ -n "$PERFBIN" ]; then
+		# the old timing model, for comparison: not a test
+		$P synth -g "$W/env$pad.data.gt" --retcomp -o "$W/env.notiming.data" \
+			>/dev/null 2>&1
+		"$PERFBIN" script -i "$W/env.notiming.data" --itrace=i0nse -F tid,ip \
+			>"$W/perf.flow" 2>/dev/null
+		echo "# without MTC: $($P cmpflow -g "$W/env$pad.data.gt" "$W/perf.flow" 2>&1 | tail -n 1)"
+	fi
+done
 libipt_check loop "ptsynth: TNT-64 packets decode identically in libipt" --long-tnt
 synth loop "$W/loop.tnt64.data" --long-tnt
 perf_check loop "$W/loop.tnt64.data" "ptsynth: TNT-64 packets decode identically in perf"
@@ -166,7 +205,7 @@ perf_check plt "$W/plt.psb.data" "ptsynth: PSB+ every 256 bytes decodes identica
 # replaces the synthesised one (part 2; no flowjit records on this host)
 if [ -n "$PERFBIN" ] && "$PERFBIN" record -q -e dummy -o "$W/sb.perf" -- \
 	$P trace -g "$W/sb.data.gt" -- "$B/tests/loop" >/dev/null 2>"$W/sb.err"; then
-	$P synth -g "$W/sb.data.gt" --sideband "$W/sb.perf" --root / \
+	$P synth $TIMING -g "$W/sb.data.gt" --sideband "$W/sb.perf" --root / \
 		-o "$W/sb.data" >/dev/null 2>"$W/synth.err"
 	st=$?
 	diag "$W/synth.err"
@@ -185,7 +224,7 @@ fi
 # decoders as executed.
 SS="setarch $(uname -m) -R"
 if $SS $P trace -g "$W/ssfull.gt" -- "$B/tests/startstop" >/dev/null 2>"$W/ssfull.err" &&
-   $SS $P record --start-on-signal USR1 --stop-on-signal USR2 -o "$W/ss.data" -- \
+   $SS $P record $TIMING --start-on-signal USR1 --stop-on-signal USR2 -o "$W/ss.data" -- \
 	"$B/tests/startstop" >/dev/null 2>"$W/ss.err"; then
 	$P dump -g "$W/ss.data.gt" --insns | awk '{ print $2 }' >"$W/ss.ips"
 	$P dump -g "$W/ssfull.gt" | awk -v len="$(wc -l <"$W/ss.ips")" '
@@ -213,7 +252,7 @@ tap $? "ptsynth: start-at mode fails when the start signal never comes (exit $st
 # libipt decodes the machine code from the tracer's snapshot of LuaJIT's
 # anonymous mcode area.
 if command -v luajit >/dev/null; then
-	$P record --start-on-signal USR1 --stop-on-signal USR2 -o "$W/lj.data" -- \
+	$P record $TIMING --start-on-signal USR1 --stop-on-signal USR2 -o "$W/lj.data" -- \
 		luajit scenarios/luajit-hot.lua >/dev/null 2>"$W/lj.err"
 	grep 'signal' "$W/lj.err" | sed 's/^/# /'
 	$P dump -g "$W/lj.data.gt" >"$W/lj.dump" 2>/dev/null
@@ -240,7 +279,7 @@ fi
 
 # OVF: packets of insns [50000, 50040) are lost, decoding resumes exactly
 # at insn 50040 (the FUP after OVF); before it the flow is a prefix.
-$P check -g "$W/loop.data.gt" --ovf-at 50000 --ovf-len 40 >"$W/ovf.out" 2>&1
+$P check $TIMING -g "$W/loop.data.gt" --ovf-at 50000 --ovf-len 40 >"$W/ovf.out" 2>&1
 st=$?
 diag "$W/ovf.out"
 grep -q "1 overflow(s).*, 50040): match" "$W/ovf.out" && [ $st = 0 ]

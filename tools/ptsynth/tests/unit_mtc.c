@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MTC and TMA: what ptstream_time() and PSB+ send for a given TSC/CTC
+ * ratio, and that a decoder computing time as perf's intel-pt decoder does
+ * (TMA: CTC time = TSC - FC - low CTC bits * ratio; MTC: + ticks * ratio)
+ * gets the TSC of every CTC tick back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "tap.h"
+#include "gtbuild.h"
+
+#define N	200	/* TSC/CTC = 100: CPUID 0x15 EBX/EAX */
+#define D	2
+#define PERIOD	3	/* an MTC every 8 CTC ticks = 800 TSC ticks */
+
+int main(void)
+{
+	static struct pt_packet p[256];
+	struct gt_timeconv tc = { .time_shift = 31 };
+	struct ptbuf buf = { 0 };
+	struct ptstream ps;
+	uint64_t ctc_time = 0, delta = 0, last_mtc = 0, t;
+	uint32_t n, d;
+	int i, np, nr_mtc = 0, bad_seq = 0, bad_time = 0, tma = -1;
+
+	if (ptstream_init(&ps, &buf, PT_TNT8_MAX, "unit_mtc"))
+		return 1;
+	ptstream_set_mtc(&ps, PERIOD, N, D);
+	ptstream_time(&ps, 50000);		/* no TMA yet: nothing */
+	TAP_OK(buf.len == 0, "unit: no MTC before the first PSB+ gives a TMA");
+
+	ps.tsc = 100050;			/* CTC 1000, 50 TSC ticks on */
+	ptstream_psb(&ps, 0);
+	ptstream_time(&ps, 108050);		/* CTC 1080: ticks 126..135 */
+	ptstream_time(&ps, 108000);		/* time does not go back */
+	np = decode_packets(buf.data, buf.len, p, 256);
+	for (i = 0; i < np; i++) {
+		if (p[i].type == ppt_tma) {
+			tma = i;
+			/* perf: ctc_timestamp = tsc - fc - ctc_rem * ratio */
+			ctc_time = 100050 - p[i].payload.tma.fc -
+				   (p[i].payload.tma.ctc & ((1 << PERIOD) - 1)) * N / D;
+			last_mtc = (p[i].payload.tma.ctc >> PERIOD) & 0xff;
+			TAP_DIAG("TMA ctc %#x fc %u", p[i].payload.tma.ctc,
+				 p[i].payload.tma.fc);
+		}
+		if (p[i].type != ppt_mtc)
+			continue;
+		nr_mtc++;
+		if (p[i].payload.mtc.ctc != ((last_mtc + 1) & 0xff))
+			bad_seq++;
+		delta += (uint64_t)((p[i].payload.mtc.ctc - last_mtc) & 0xff) << PERIOD;
+		last_mtc = p[i].payload.mtc.ctc;
+		t = ctc_time + delta * N / D;
+		/* the tick's own TSC: 100800, 101600, ... */
+		if (t != 100000 + (uint64_t)nr_mtc * 800)
+			bad_time++;
+	}
+	TAP_OK(tma == 2 && p[0].type == ppt_psb && p[1].type == ppt_tsc,
+	       "unit: PSB+ with MTC carries TSC then TMA");
+	TAP_OK(nr_mtc == 10 && !bad_seq,
+	       "unit: one MTC per toggle of CTC bit %d, payloads in sequence (%d MTC)",
+	       PERIOD, nr_mtc);
+	TAP_OK(!bad_time && nr_mtc,
+	       "unit: perf's TMA/MTC arithmetic gives back the TSC of every tick");
+
+	/* 2.4 GHz TSC: perf time = tsc * mult >> 31 with mult = 2^31 / 2.4 */
+	tc.time_mult = (uint32_t)((double)(1ULL << 31) / 2.4 + 0.5);
+	TAP_OK(!pt_ctc_ratio(&tc, &n, &d) && n == 200 && d == 2,
+	       "unit: a 2.4 GHz TSC over a 24 MHz crystal is the ratio 200/2 (got %u/%u)",
+	       n, d);
+	tc.time_mult = 1;	/* a 2^31 GHz TSC: FC would not fit in 9 bits */
+	TAP_OK(pt_ctc_ratio(&tc, &n, &d) == -ERANGE,
+	       "unit: a ratio the TMA fast counter cannot hold is refused");
+	ptstream_exit(&ps);
+	free(buf.data);
+	return tap_failed ? 1 : 0;
+}
