@@ -26,6 +26,8 @@
 
 #define FJAX_MAGIC	0x58414a46u	/* "FJAX" */
 #define FJAX_REC	64
+/* the most attr.config may ask for, see kernel/flowjit/aux_test.c */
+#define FJAX_PERIOD_BYTES_MAX	(64 * 1024)
 #define AX_DATA_PAGES	16
 
 /* one record of the test PMU, see kernel/flowjit/aux_test.c */

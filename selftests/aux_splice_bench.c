@@ -162,7 +162,10 @@ static uint64_t consume_splice(struct ax_event *ev, int out, int pipe_w,
 static int run(int mode, int dest, double mbps, double secs,
 	       struct result *res)
 {
-	uint64_t bytes = mbps * 1e6 / 1000;	/* per 1 ms tick */
+	uint64_t bytes = mbps * 1e6 / 1000;	/* per ms */
+	/* the PMU writes at most FJAX_PERIOD_BYTES_MAX a period */
+	uint64_t ticks = (bytes + FJAX_PERIOD_BYTES_MAX - 1) /
+			 FJAX_PERIOD_BYTES_MAX;
 	int out = -1, pw = -1, pr = -1, p[2];
 	uint64_t b0, moved = 0;
 	struct rusage ru0, ru1, ruc;
@@ -192,7 +195,7 @@ static int run(int mode, int dest, double mbps, double secs,
 			pw = out;	/* straight into the sink's pipe */
 		}
 	}
-	ret = ax_open(&ev, 0, bytes, 1000000, AUX_PAGES,
+	ret = ax_open(&ev, 0, bytes / ticks, 1000000 / ticks, AUX_PAGES,
 		      mode == M_BASE ? PROT_READ : PROT_READ | PROT_WRITE,
 		      65536, false);
 	if (ret)

@@ -2,13 +2,16 @@
 /*
  * eBPF JIT images in PERF_RECORD_FLOWJIT: captured when the program is
  * loaded, byte for byte what bpf(2) reports, retired when it is freed,
- * and only for events that asked and may see them.
+ * and only for events that asked and may see them: the programs of other
+ * users only with CAP_SYS_ADMIN, as bpf(2) gives them.
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 
 #include "../kselftest_harness.h"
 #include "bpf_prog.h"
@@ -329,6 +332,108 @@ TEST(unprivileged_caller_is_refused_kernel_images)
 		SKIP(return, "needs root to drop privileges");
 	step = sb_run_as_nobody(open_kernel_images);
 	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
+}
+
+/*
+ * Review finding 11: CAP_PERFMON (with CAP_SYSLOG for kernel addresses)
+ * but not CAP_SYS_ADMIN. bpf(2) gives such a user the JIT image of its
+ * own programs (CAP_BPF, a file of the program) but not a file of
+ * another user's program (BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN), so
+ * a CPU-wide flowjit event of it must carry the image of a program it
+ * loads and none of one root loads meanwhile; root's event gets both.
+ */
+static int drop_to_perfmon(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+	int caps[] = { CAP_PERFMON, CAP_SYSLOG, CAP_BPF }, i;
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(65534) || setuid(65534))
+		return -1;
+	for (i = 0; i < 3; i++) {
+		data[caps[i] / 32].effective |= 1u << (caps[i] % 32);
+		data[caps[i] / 32].permitted |= 1u << (caps[i] % 32);
+	}
+	return syscall(__NR_capset, &hdr, data);
+}
+
+static const char * const perfmon_steps[] = {
+	"dropping to CAP_PERFMON failed",
+	"CAP_PERFMON could not open CPU-wide flowjit events",
+	"loading its own program failed",
+	"sync failed",
+	"no image of its own program",
+	"it got the image of root's program",
+};
+
+TEST(perfmon_without_sys_admin_gets_only_its_own_bpf_images)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	int go[2], done[2], status, root_fd, root_id, err;
+	struct perf_event_attr attr;
+	struct sb sb;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	if (getuid() != 0)
+		SKIP(return, "needs root to set up the capabilities");
+	fj_attr(&attr);
+	err = sb_open(&sb, &attr);
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct fj_set *cset = calloc(1, sizeof(*cset));
+		int own_fd, own_id, id;
+		struct sb csb;
+		char c = 0;
+
+		if (!cset || drop_to_perfmon())
+			_exit(10);
+		if (sb_open(&csb, &attr))
+			_exit(11);
+		own_fd = load_prog(trivial, 2);
+		if (own_fd < 0)
+			_exit(12);
+		own_id = prog_id(own_fd);
+		if (write(done[1], &c, 1) != 1 ||
+		    read(go[0], &id, sizeof(id)) != sizeof(id))
+			_exit(13);
+		fj_collect(&csb, cset);
+		if (!fj_find(cset, FLOWJIT_OP_IMAGE, own_id, 0))
+			_exit(14);	/* its own program: wanted */
+		if (fj_find(cset, FLOWJIT_OP_IMAGE, id, 0))
+			_exit(15);	/* root's: must not be there */
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	{
+		char c;
+
+		ASSERT_EQ(1, read(done[0], &c, 1));
+	}
+	root_fd = load_prog(trivial, 2);
+	ASSERT_LE(0, root_fd);
+	root_id = prog_id(root_fd);
+	ASSERT_EQ(sizeof(root_id), write(go[1], &root_id, sizeof(root_id)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child: %s", WEXITSTATUS(status) >= 10 &&
+		       WEXITSTATUS(status) <= 15 ?
+		       perfmon_steps[WEXITSTATUS(status) - 10] : "?");
+	/* root's event: both */
+	fj_collect(&sb, set);
+	EXPECT_NE(NULL, fj_find(set, FLOWJIT_OP_IMAGE, root_id, 0));
+	close(root_fd);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
 }
 
 TEST_HARNESS_MAIN

@@ -142,7 +142,11 @@ void flowjit_aux_splice_detach(struct perf_buffer *rb)
 	aux_splice_put(as);
 }
 
-/* move up to @len bytes from @as->next into @pipe; rb->aux_mutex held */
+/*
+ * Move up to @len bytes from @as->next into @pipe; rb->aux_mutex and the
+ * pipe lock held. Bytes moved, -EAGAIN if the pipe was full before any
+ * (as splice_to_pipe()), 0 if there is nothing to move, or an error.
+ */
 static ssize_t aux_splice_fill(struct perf_buffer *rb, struct aux_splice *as,
 			       struct pipe_inode_info *pipe, size_t len,
 			       unsigned long head)
@@ -164,7 +168,7 @@ static ssize_t aux_splice_fill(struct perf_buffer *rb, struct aux_splice *as,
 			return done ? done : -EPIPE;
 		}
 		if (pipe_full(pipe->head, pipe->tail, pipe->max_usage))
-			break;
+			return done ? done : -EAGAIN;
 		r = kmalloc(sizeof(*r), GFP_KERNEL);
 		if (!r)
 			return done ? done : -ENOMEM;
@@ -196,15 +200,27 @@ static ssize_t aux_splice_fill(struct perf_buffer *rb, struct aux_splice *as,
 }
 
 /*
- * One attempt: 0 when there is nothing to splice, bytes moved, or an
- * error. *head is where the data ended, for the caller's wait.
+ * Where the PMU has written up to: the kernel's copy, not the user page's,
+ * which user space can write. Pairs with the PMU's barrier before it
+ * publishes aux_head ((B) in kernel/events/ring_buffer.c).
+ */
+static unsigned long aux_splice_head(struct perf_buffer *rb)
+{
+	return READ_ONCE(rb->aux_head);
+}
+
+/*
+ * One attempt: bytes moved, 0 when there is nothing to splice, -EAGAIN
+ * when the pipe is full, or an error. *pos is where the data moved so
+ * far ends, for the caller's wait.
  */
 static ssize_t aux_splice_once(struct perf_event *event,
 			       struct pipe_inode_info *pipe, size_t len,
-			       unsigned long *head)
+			       unsigned long *pos)
 {
 	struct perf_buffer *rb = ring_buffer_get(event);
 	struct aux_splice *as;
+	unsigned long head;
 	ssize_t ret;
 
 	if (!rb)
@@ -223,11 +239,11 @@ static ssize_t aux_splice_once(struct perf_event *event,
 	ret = -EBUSY;
 	if (READ_ONCE(rb->user_page->aux_tail) != as->tail)
 		goto unlock;
-	*head = READ_ONCE(rb->user_page->aux_head);
+	head = aux_splice_head(rb);
 	/* the data the PMU wrote before it published aux_head: (C) */
 	smp_rmb();
-	ret = aux_splice_fill(rb, as, pipe, len, *head);
-	*head = as->next;
+	ret = aux_splice_fill(rb, as, pipe, len, head);
+	*pos = as->next;
 unlock:
 	mutex_unlock(&rb->aux_mutex);
 	ring_buffer_put(rb);
@@ -243,46 +259,68 @@ static bool aux_splice_ready(struct perf_event *event, unsigned long pos)
 	/* event->rb is RCU-managed but not annotated __rcu in 6.1 */
 	rb = rcu_dereference_raw(event->rb);
 	if (rb && rb_has_aux(rb) && atomic_read(&rb->aux_mmap_count))
-		ready = READ_ONCE(rb->user_page->aux_head) != pos;
+		ready = aux_splice_head(rb) != pos;
 	rcu_read_unlock();
 	return ready;
 }
 
 /*
  * file_operations::splice_read of perf event fds. Blocks (unless
- * SPLICE_F_NONBLOCK or O_NONBLOCK) until AUX data is there; PMUs wake
- * readers at the AUX watermark (perf_event_attr::aux_watermark).
+ * SPLICE_F_NONBLOCK or O_NONBLOCK) until AUX data is there and the pipe
+ * has room for it; PMUs wake readers at the AUX watermark
+ * (perf_event_attr::aux_watermark). Signals end the wait.
+ *
+ * The caller holds the pipe lock: the only caller is
+ * splice_file_to_pipe() (splice(2), sendfile(2) to a pipe); the
+ * internal pipe of splice_direct_to_actor() cannot be filled from a
+ * perf fd, which is not seekable (no FMODE_LSEEK). Like
+ * pipe_wait_readable() and pipe_wait_writable(), the wait drops that
+ * lock while it sleeps, so that the pipe's reader can release buffers,
+ * and with them AUX space, meanwhile.
  */
 ssize_t flowjit_aux_splice_read(struct file *file, loff_t *ppos,
 				struct pipe_inode_info *pipe, size_t len,
 				unsigned int flags)
 {
 	struct perf_event *event = file->private_data;
-	unsigned long pos;
-	bool locked;
+	bool nonblock = (flags & SPLICE_F_NONBLOCK) ||
+			(file->f_flags & O_NONBLOCK);
+	unsigned long pos = 0;
 	ssize_t ret;
 
+	lockdep_assert_held(&pipe->mutex);
 	if (!len)
 		return 0;
 	for (;;) {
 		ret = aux_splice_once(event, pipe, len, &pos);
-		if (ret)
+		if (ret > 0 || (ret < 0 && ret != -EAGAIN))
 			return ret;
-		if ((flags & SPLICE_F_NONBLOCK) || (file->f_flags & O_NONBLOCK))
+		if (nonblock)
 			return -EAGAIN;
 		/*
-		 * The pipe's reader must be able to release buffers (and
-		 * with them AUX space) while this waits. splice() holds the
-		 * pipe lock; sendfile()'s private pipe is not locked.
+		 * Nothing moved, and the wait may find its condition true
+		 * at once (data came, the pipe has space again): check for
+		 * signals here, or a task that never makes progress
+		 * would never notice one.
 		 */
-		locked = mutex_is_locked(&pipe->mutex);
-		if (locked)
-			pipe_unlock(pipe);
-		ret = wait_event_interruptible(event->waitq,
-					       aux_splice_ready(event, pos));
-		if (locked)
-			pipe_lock(pipe);
-		if (ret)
-			return ret;
+		if (signal_pending(current))
+			return -ERESTARTSYS;
+		if (unlikely(!pipe->readers)) {
+			send_sig(SIGPIPE, current, 0);
+			return -EPIPE;
+		}
+		if (ret == -EAGAIN) {
+			/*
+			 * Another writer filled the pipe while this waited
+			 * for data: wait for space as wait_for_space() in
+			 * fs/splice.c does.
+			 */
+			pipe_wait_writable(pipe);
+			continue;
+		}
+		pipe_unlock(pipe);
+		wait_event_interruptible(event->waitq,
+					 aux_splice_ready(event, pos));
+		pipe_lock(pipe);
 	}
 }

@@ -4,10 +4,18 @@
  * intel_bts does, so that AUX consumers (mmap, splice) can be tested and
  * measured on any machine. An hrtimer stands for the hardware: every
  * attr.config1 ns (default 1 ms, at least 10 us) it writes attr.config
- * bytes (whole 64 byte records, at least one) of sequence numbered
- * records into the AUX area and commits them with perf_aux_output_end(),
- * which also posts PERF_RECORD_AUX. A late timer writes for each period
- * that passed, up to FJAX_LATE_MAX, so the rate holds with coarse timers.
+ * bytes (whole 64 byte records, at least one, at most 64 KiB) of
+ * sequence numbered records into the AUX area and commits them with
+ * perf_aux_output_end(), which also posts PERF_RECORD_AUX. A late timer
+ * writes for each period that passed, up to FJAX_LATE_MAX and at most
+ * FJAX_TICK_MAX bytes, so the rate holds with coarse timers.
+ *
+ * The timer runs in hard interrupt context, so its work is bounded: at
+ * most FJAX_TICK_MAX bytes a tick, and after a tick the CPU is left to
+ * others for at least as long as the tick took. A rate the CPU cannot
+ * sustain that way is not reached (periods are skipped, as a timer later
+ * than FJAX_LATE_MAX periods skips them), rather than taking the CPU.
+ * Only CAP_PERFMON (or CAP_SYS_ADMIN) may open it: it is for tests.
  *
  * Records that do not fit are lost: the tick writes what fits, counts the
  * rest in the event's count (read() of the event fd) and sets
@@ -21,6 +29,7 @@
  *   u8 payload[40] with payload[i] = seq * 7 + i (mod 256)
  */
 
+#include <linux/capability.h>
 #include <linux/hrtimer.h>
 #include <linux/init.h>
 #include <linux/module.h>
@@ -31,7 +40,8 @@
 #define FJAX_REC	64
 #define FJAX_PERIOD	NSEC_PER_MSEC
 #define FJAX_PERIOD_MIN	(10 * NSEC_PER_USEC)
-#define FJAX_TICK_MAX	SZ_1M
+#define FJAX_PERIOD_BYTES_MAX	SZ_64K	/* attr.config */
+#define FJAX_TICK_MAX	SZ_256K	/* bytes a timer callback writes */
 #define FJAX_LATE_MAX	16	/* periods a late timer catches up */
 
 struct fjax_rec {
@@ -122,15 +132,22 @@ static enum hrtimer_restart fjax_timer(struct hrtimer *timer)
 {
 	struct perf_event *event = container_of(timer, struct perf_event,
 						hw.hrtimer);
-
-	u64 periods;
+	ktime_t period = ns_to_ktime(event->hw.sample_period);
+	ktime_t start = hrtimer_cb_get_time(timer), now;
+	u64 periods, most;
 
 	if (event->hw.state & PERF_HES_STOPPED)
 		return HRTIMER_NORESTART;
 	/* a late timer writes for every period that passed, as hardware */
-	periods = hrtimer_forward_now(timer,
-				      ns_to_ktime(event->hw.sample_period));
-	fjax_tick(event, clamp_t(u64, periods, 1, FJAX_LATE_MAX));
+	periods = hrtimer_forward_now(timer, period);
+	most = FJAX_TICK_MAX / (event->hw.last_period * FJAX_REC);
+	fjax_tick(event, clamp_t(u64, periods, 1, min_t(u64, most, FJAX_LATE_MAX)));
+	/*
+	 * Hardware does not take the CPU: leave it to others for at least
+	 * as long as this tick took, whatever the rate asks for.
+	 */
+	now = hrtimer_cb_get_time(timer);
+	hrtimer_forward(timer, ktime_add(now, ktime_sub(now, start)), period);
 	return HRTIMER_RESTART;
 }
 
@@ -177,13 +194,16 @@ static int fjax_event_init(struct perf_event *event)
 
 	if (attr->type != fjax_pmu.type)
 		return -ENOENT;
+	/* a test device: not for unprivileged users, whatever perf allows */
+	if (!event->parent && !perfmon_capable())
+		return -EACCES;
 	/* it never samples; a period (perf record sets one) is ignored */
 	if (attr->freq || attr->config2)
 		return -EINVAL;
 	if (!period)
 		period = FJAX_PERIOD;
 	if (period < FJAX_PERIOD_MIN || period > NSEC_PER_SEC ||
-	    bytes > FJAX_TICK_MAX)
+	    bytes > FJAX_PERIOD_BYTES_MAX)
 		return -EINVAL;
 	event->hw.last_period = max_t(u64, bytes / FJAX_REC, 1);
 	/* no sampling: these two fields are free (see fjax_check_period) */

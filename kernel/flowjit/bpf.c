@@ -10,6 +10,10 @@
  * in the ring buffers. Unload can run from a workqueue (the last
  * reference dropped with interrupts off), where only CPU-wide events see
  * the retire records.
+ *
+ * Each record names the user that loaded the program: an event whose
+ * creator lacked CAP_SYS_ADMIN receives only its own user's programs
+ * (see flowjit_event_wants()).
  */
 #include <linux/bpf.h>
 #include <linux/filter.h>
@@ -33,6 +37,9 @@ static void flowjit_bpf_func(struct bpf_prog *prog, struct bpf_prog *func,
 		.sub		= sub,
 		.revision	= 1,
 		.bytes		= func->bpf_func,
+		.has_owner	= !!prog->aux->user,
+		.owner		= prog->aux->user ? prog->aux->user->uid :
+						    INVALID_UID,
 	};
 
 	flowjit_emit(&img);

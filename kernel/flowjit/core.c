@@ -9,6 +9,7 @@
  * made when such an event is opened, and the record output.
  */
 #include <crypto/hash.h>
+#include <linux/capability.h>
 #include <linux/crc32.h>
 #include <linux/cred.h>
 #include <linux/init.h>
@@ -69,10 +70,34 @@ int flowjit_perf_event_open(const struct perf_event_attr *attr)
 	return security_locked_down(LOCKDOWN_KCORE);
 }
 
+/*
+ * Who may see which BPF code, decided once, by the task that creates the
+ * event (an inherited event keeps its parent's decision). bpf(2) gives
+ * the JIT image of a program to a holder of a file of it, and a file of
+ * any program, by ID, only to CAP_SYS_ADMIN (BPF_PROG_GET_FD_BY_ID). So
+ * the code of programs that other users loaded, and trampolines, which
+ * belong to no single user, go only to events created with CAP_SYS_ADMIN;
+ * CAP_PERFMON alone gets the programs of its own user.
+ */
+static void flowjit_event_set_owner(struct perf_event *event)
+{
+	if (event->parent) {
+		event->flowjit_flags = event->parent->flowjit_flags &
+				       FLOWJIT_EVENT_BPF_ALL;
+		event->flowjit_uid = event->parent->flowjit_uid;
+		return;
+	}
+	event->flowjit_flags = 0;
+	event->flowjit_uid = current_uid();
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
+		event->flowjit_flags |= FLOWJIT_EVENT_BPF_ALL;
+}
+
 void flowjit_account_event(struct perf_event *event)
 {
 	if (!event->attr.flowjit)
 		return;
+	flowjit_event_set_owner(event);
 	flowjit_csum_setup();
 	static_branch_inc(&flowjit_active.key);
 	flowjit_perf_event_account(event);
@@ -189,14 +214,32 @@ struct flowjit_output {
 	u32				csum;
 };
 
+static bool flowjit_is_bpf(const struct flowjit_image *img)
+{
+	switch (img->kind) {
+	case FLOWJIT_KIND_BPF_PROG:
+	case FLOWJIT_KIND_BPF_SUBPROG:
+	case FLOWJIT_KIND_BPF_TRAMPOLINE:
+	case FLOWJIT_KIND_BPF_DISPATCHER:
+		return true;
+	}
+	return false;
+}
+
 static bool flowjit_event_wants(struct perf_event *event,
 				const struct flowjit_image *img)
 {
 	if (!event->attr.flowjit)
 		return false;
-	if (img->asid == FLOWJIT_ASID_KERNEL)
-		return !event->attr.exclude_kernel;
-	return !event->attr.exclude_user;
+	if (img->asid != FLOWJIT_ASID_KERNEL)
+		return !event->attr.exclude_user;
+	if (event->attr.exclude_kernel)
+		return false;
+	/* BPF code: see flowjit_event_set_owner() */
+	if (flowjit_is_bpf(img) &&
+	    !(event->flowjit_flags & FLOWJIT_EVENT_BPF_ALL))
+		return img->has_owner && uid_eq(img->owner, event->flowjit_uid);
+	return true;
 }
 
 /* Write one chunk; a full buffer counts it as lost (PERF_RECORD_LOST). */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit tests of the flowjit record format.
+ * KUnit tests of the flowjit record format, and of what an event counts
+ * for when it is created.
  */
 #include <kunit/test.h>
+#include <linux/cred.h>
 #include <linux/crc32.h>
+#include <linux/perf_event.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -114,6 +117,71 @@ static struct kunit_suite flowjit_record_suite = {
 	.test_cases = flowjit_record_cases,
 };
 
-kunit_test_suite(flowjit_record_suite);
+/* a CPU-wide event with attr.flowjit that does not exclude user space */
+static struct perf_event *flowjit_cpu_wide_event(struct kunit *test)
+{
+	struct perf_event *event = kunit_kzalloc(test, sizeof(*event),
+						 GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	event->attr.flowjit = 1;
+	event->attr.sample_id_all = 1;
+	event->attr.sample_type = PERF_SAMPLE_TIME;
+	return event;
+}
+
+/*
+ * Review finding 10: perf allocates (and flowjit accounts) an event
+ * before it checks CPU-wide permission. An event that check refuses
+ * must not count as tracking every address space, not even while perf
+ * frees it, and freeing it must not uncount anything.
+ */
+static void flowjit_refused_cpu_wide_event_tracks_nothing(struct kunit *test)
+{
+	struct perf_event *event = flowjit_cpu_wide_event(test);
+	const struct cred *old;
+	struct cred *cred;
+
+	if (READ_ONCE(sysctl_perf_event_paranoid) <= 0)
+		kunit_skip(test, "perf_event_paranoid lets anyone open CPU-wide events");
+	KUNIT_ASSERT_FALSE(test, flowjit_tracks_all());
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_clear(cred->cap_effective);
+	old = override_creds(cred);
+	KUNIT_ASSERT_NE(test, perf_allow_cpu(&event->attr), 0);
+	flowjit_perf_event_account(event);
+	KUNIT_EXPECT_FALSE(test, flowjit_tracks_all());
+	revert_creds(old);
+	put_cred(cred);
+	flowjit_perf_event_detach(event);
+	KUNIT_EXPECT_FALSE(test, flowjit_tracks_all());
+}
+
+/* one that passes counts until it goes */
+static void flowjit_allowed_cpu_wide_event_tracks_all(struct kunit *test)
+{
+	struct perf_event *event = flowjit_cpu_wide_event(test);
+
+	KUNIT_ASSERT_FALSE(test, flowjit_tracks_all());
+	KUNIT_ASSERT_EQ(test, perf_allow_cpu(&event->attr), 0);
+	flowjit_perf_event_account(event);
+	KUNIT_EXPECT_TRUE(test, flowjit_tracks_all());
+	flowjit_perf_event_detach(event);
+	KUNIT_EXPECT_FALSE(test, flowjit_tracks_all());
+}
+
+static struct kunit_case flowjit_event_cases[] = {
+	KUNIT_CASE(flowjit_refused_cpu_wide_event_tracks_nothing),
+	KUNIT_CASE(flowjit_allowed_cpu_wide_event_tracks_all),
+	{ }
+};
+
+static struct kunit_suite flowjit_event_suite = {
+	.name = "flowjit_event",
+	.test_cases = flowjit_event_cases,
+};
+
+kunit_test_suites(&flowjit_record_suite, &flowjit_event_suite);
 
 MODULE_LICENSE("GPL");

@@ -4,6 +4,7 @@
 
 #include <linux/flowjit.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 /*
  * One code object to report: FLOWJIT_OP_IMAGE carries @len bytes from
@@ -25,7 +26,13 @@ struct flowjit_image {
 	const void	*bytes;
 	bool		has_csum;	/* @csum is flowjit_csum() of @bytes */
 	u32		csum;
+	bool		has_owner;	/* BPF code: @owner loaded it */
+	kuid_t		owner;
 };
+
+/* perf_event::flowjit_flags, set when the event is created */
+#define FLOWJIT_EVENT_ALL_MM	BIT(0)	/* counted as tracking every mm */
+#define FLOWJIT_EVENT_BPF_ALL	BIT(1)	/* may see every user's BPF code */
 
 void flowjit_emit(const struct flowjit_image *img);
 
@@ -34,6 +41,7 @@ void flowjit_csum_setup(void);
 const char *flowjit_csum_driver(void);
 u32 flowjit_csum(const void *bytes, size_t len);
 u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off);
+bool flowjit_tracks_all(void);
 void flowjit_record_init(struct flowjit_record *rec,
 			 const struct flowjit_image *img, u32 csum, u32 off);
 

@@ -374,20 +374,28 @@ static void flowjit_arm_all(void)
  * not exclude user space tracks every user address space while it
  * exists: perf's own CPU-wide permission is what it takes, as for
  * PERF_SAMPLE_STACK_USER, which copies user memory of every process.
+ * perf checks that permission only after this (find_get_context()): an
+ * event that will fail it must not count, or a loop of refused opens
+ * would have every address space tracked (and new ones given flowjit
+ * state) for a good part of the time. So the event counts only if it
+ * passes, and remembers that it did for flowjit_perf_event_detach().
  */
 void flowjit_perf_event_account(struct perf_event *event)
 {
-	if (!flowjit_event_tracks_all(event))
+	if (!flowjit_event_tracks_all(event) || perf_allow_cpu(&event->attr))
 		return;
+	event->flowjit_flags |= FLOWJIT_EVENT_ALL_MM;
 	if (atomic_inc_return(&flowjit_all_users) == 1)
 		atomic_inc(&flowjit_tracked_mms);
-	/*
-	 * perf checks CPU-wide permission after this: arm only for an
-	 * event that will pass it, and once while such events exist.
-	 */
-	if (!perf_allow_cpu(&event->attr) &&
-	    !atomic_cmpxchg(&flowjit_all_armed, 0, 1))
+	/* arm once while such events exist */
+	if (!atomic_cmpxchg(&flowjit_all_armed, 0, 1))
 		flowjit_arm_all();
+}
+
+/* some event tracks every user address space (for the KUnit tests) */
+bool flowjit_tracks_all(void)
+{
+	return atomic_read(&flowjit_all_users) > 0;
 }
 
 /* The event goes away: its address space may go back to normal. */
@@ -395,13 +403,16 @@ void flowjit_perf_event_detach(struct perf_event *event)
 {
 	struct flowjit_tracker *t;
 
-	if (flowjit_event_tracks_all(event)) {
+	if (event->flowjit_flags & FLOWJIT_EVENT_ALL_MM) {
+		event->flowjit_flags &= ~FLOWJIT_EVENT_ALL_MM;
 		if (atomic_dec_return(&flowjit_all_users) == 0) {
 			atomic_set(&flowjit_all_armed, 0);
 			atomic_dec(&flowjit_tracked_mms);
 		}
 		return;
 	}
+	if (flowjit_event_tracks_all(event))
+		return;		/* refused by perf: never counted */
 	if (!flowjit_event_tracks_user(event))
 		return;
 	mutex_lock(&flowjit_trackers_lock);
