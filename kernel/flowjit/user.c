@@ -254,7 +254,13 @@ static void flowjit_arm_work(struct callback_head *head)
 	mmap_write_unlock(mm);
 }
 
-/* Have @task arm its address space before it next runs user code. */
+/*
+ * Have @task arm its address space before it next runs user code:
+ * TWA_RESUME runs the work on its way back to user space (and kicks it
+ * if it is running there). Not TWA_SIGNAL, which would interrupt a
+ * system call it is blocked in: epoll_wait() and others return -EINTR
+ * to user space on any pending notification.
+ */
 static int flowjit_queue_arm(struct task_struct *task)
 {
 	struct callback_head *work = kmalloc(sizeof(*work), GFP_KERNEL);
@@ -263,7 +269,7 @@ static int flowjit_queue_arm(struct task_struct *task)
 	if (!work)
 		return -ENOMEM;
 	init_task_work(work, flowjit_arm_work);
-	err = task_work_add(task, work, TWA_SIGNAL);
+	err = task_work_add(task, work, TWA_RESUME);
 	if (err)
 		kfree(work);	/* exiting: nothing to arm */
 	return 0;
@@ -363,7 +369,7 @@ static void flowjit_arm_all(void)
 		if (!work)
 			break;	/* the rest run unobserved until they fork */
 		init_task_work(work, flowjit_arm_work);
-		if (task_work_add(p, work, TWA_SIGNAL))
+		if (task_work_add(p, work, TWA_RESUME))
 			kfree(work);
 	}
 	rcu_read_unlock();
