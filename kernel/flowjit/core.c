@@ -15,6 +15,7 @@
 #include <linux/init.h>
 #include <linux/kallsyms.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <linux/security.h>
 #include <linux/sysctl.h>
 
@@ -196,8 +197,6 @@ void flowjit_record_init(struct flowjit_record *rec,
 		.op		= img->op,
 		.flags		= img->flags,
 		.asid		= img->asid,
-		.pid		= img->pid,
-		.tid		= img->tid,
 		.addr		= img->addr,
 		.len		= img->len,
 		.id		= img->id,
@@ -254,6 +253,13 @@ static void flowjit_output_chunk(struct perf_event *event,
 	u32 pad;
 
 	flowjit_record_init(&rec, out->img, out->csum, off);
+	/*
+	 * Every image is emitted by the task that made or ran its code, in
+	 * its own context: its pid and tid as perf reports them to @event,
+	 * in the event's pid namespace (0 where the task is not visible).
+	 */
+	rec.pid = task_tgid_nr_ns(current, event->ns);
+	rec.tid = task_pid_nr_ns(current, event->ns);
 	pad = ALIGN(rec.chunk_len, sizeof(u64)) - rec.chunk_len;
 	header.type = PERF_RECORD_FLOWJIT;
 	header.misc = out->img->asid == FLOWJIT_ASID_KERNEL ?

@@ -16,8 +16,6 @@ struct flowjit_image {
 	u8		op;
 	u32		flags;
 	u64		asid;
-	u32		pid;
-	u32		tid;
 	u64		addr;
 	u64		len;
 	u64		id;

@@ -72,8 +72,9 @@ struct flowjit_record {
 	__u8	op;		/* enum flowjit_op */
 	__u32	flags;		/* FLOWJIT_F_* */
 	__u64	asid;		/* FLOWJIT_ASID_KERNEL or a user address space */
-	__u32	pid;		/* process that owns or made the code */
-	__u32	tid;		/* thread that made the code */
+	/* the task that made the code, in the event's pid namespace */
+	__u32	pid;		/* its process */
+	__u32	tid;		/* its thread */
 	__u64	addr;		/* first byte of the code object */
 	__u64	len;		/* bytes of the whole object, all chunks */
 	__u64	id;		/* kind specific: the BPF prog id */
