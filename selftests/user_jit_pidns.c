@@ -66,8 +66,8 @@ TEST(records_carry_pids_of_the_events_namespace)
 
 	ASSERT_EQ(0, pipe(pfd));
 	/* the next child is pid 1 of a new pid namespace */
-	ASSERT_EQ(0, unshare(CLONE_NEWPID)) TH_LOG("unshare(CLONE_NEWPID): %s",
-						  strerror(errno));
+	ASSERT_EQ(0, unshare(CLONE_NEWPID))
+		TH_LOG("unshare(CLONE_NEWPID): %s", strerror(errno));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -79,8 +79,9 @@ TEST(records_carry_pids_of_the_events_namespace)
 				   strerror(-r.err));
 	ASSERT_EQ(1, r.pid);
 	ASSERT_NE(-1, r.rec_pid) TH_LOG("no snapshot of the JIT page");
-	EXPECT_EQ(r.pid, r.rec_pid) TH_LOG("rec.pid %d, the process is %d in its namespace (%d on the host)",
-					   r.rec_pid, r.pid, pid);
+	EXPECT_EQ(r.pid, r.rec_pid)
+		TH_LOG("rec.pid %d, the process is %d in its namespace (%d on the host)",
+		       r.rec_pid, r.pid, pid);
 	EXPECT_EQ(r.tid, r.rec_tid);
 }
 
