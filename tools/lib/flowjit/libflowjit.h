@@ -43,8 +43,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* the repository's and the kernel tree's include/uapi, from tools/lib/flowjit */
-#include "../../../include/uapi/linux/flowjit.h"
+/*
+ * The format: include/uapi/linux/flowjit.h, found through
+ * $(LIBFLOWJIT_UAPI) outside the kernel tree and through the installed
+ * headers (KHDR_INCLUDES) or tools/include/uapi inside it: never both, as
+ * headers_install renames the include guard.
+ */
+#include <linux/flowjit.h>
 
 /* struct perf_event_header.type of a flowjit record (PERF_RECORD_FLOWJIT) */
 #define FLOWJIT_PERF_RECORD_TYPE	63
