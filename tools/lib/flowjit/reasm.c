@@ -45,7 +45,8 @@ void flowjit_reasm_fini(struct flowjit_reasm *ra)
 		flowjit_pending_fini(&ra->pending[i]);
 	free(ra->pending);
 	ra->pending = NULL;
-	ra->nr_pending = ra->cap = 0;
+	ra->nr_pending = 0;
+	ra->cap = 0;
 	ra->pending_bytes = 0;
 }
 
@@ -103,14 +104,20 @@ static long flowjit_reasm_find(const struct flowjit_reasm *ra,
 	return -1;
 }
 
+/* Returns true if the set has no room for another image of @len bytes. */
+static bool flowjit_reasm_full(const struct flowjit_reasm *ra, uint64_t len)
+{
+	return ra->nr_pending >= FLOWJIT_PENDING_MAX ||
+	       ra->pending_bytes + len > FLOWJIT_PENDING_BYTES_MAX;
+}
+
 /* Returns the index of a new pending image for @rec, or -ENOMEM. */
 static long flowjit_reasm_new(struct flowjit_reasm *ra,
 			      const struct flowjit_record *rec, uint64_t time)
 {
 	struct flowjit_pending *p;
 
-	while (ra->nr_pending && (ra->nr_pending >= FLOWJIT_PENDING_MAX ||
-	       ra->pending_bytes + rec->len > FLOWJIT_PENDING_BYTES_MAX))
+	while (ra->nr_pending && flowjit_reasm_full(ra, rec->len))
 		flowjit_reasm_evict(ra);
 	if (ra->nr_pending == ra->cap) {
 		size_t cap = ra->cap ? 2 * ra->cap : 8;
@@ -124,7 +131,8 @@ static long flowjit_reasm_new(struct flowjit_reasm *ra,
 	p = &ra->pending[ra->nr_pending];
 	memset(p, 0, sizeof(*p));
 	p->rec = *rec;
-	p->rec.chunk_off = p->rec.chunk_len = 0;
+	p->rec.chunk_off = 0;
+	p->rec.chunk_len = 0;
 	p->time = time;
 	p->seq = ra->seq++;
 	p->bytes = malloc(rec->len);

@@ -115,7 +115,9 @@ bool flowjit_rec_same_image(const struct flowjit_record *a,
 {
 	struct flowjit_record x = *a, y = *b;
 
-	x.chunk_off = y.chunk_off = 0;
-	x.chunk_len = y.chunk_len = 0;
+	x.chunk_off = 0;
+	x.chunk_len = 0;
+	y.chunk_off = 0;
+	y.chunk_len = 0;
 	return !memcmp(&x, &y, sizeof(x));
 }

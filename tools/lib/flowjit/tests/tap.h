@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static int tap_nr, tap_failed;
 static const char *tap_why;
 

@@ -120,14 +120,21 @@ static int hw_null(void)
 
 int main(void)
 {
-	tap_run(check_value, "crc32c: the check value of \"123456789\" is 0xe3069283, of nothing 0");
-	tap_run(iscsi_vectors, "crc32c: the four 32-byte vectors of RFC 3720 B.4");
-	tap_run(table_is_bitwise, "crc32c: the table path equals the bitwise definition (all bytes, 70000 random bytes)");
+	tap_run(check_value,
+		"crc32c: the check value of \"123456789\" is 0xe3069283, of nothing 0");
+	tap_run(iscsi_vectors,
+		"crc32c: the four 32-byte vectors of RFC 3720 B.4");
+	tap_run(table_is_bitwise,
+		"crc32c: the table path equals the bitwise definition (all bytes, 70000 random bytes)");
 	if (flowjit_crc32c_has_hw())
-		tap_run(hw_equals_table, "crc32c: the SSE4.2 crc32 path equals the table path at every length 0-300 and alignment 0-15, and on 70 kB");
+		tap_run(hw_equals_table,
+			"crc32c: the SSE4.2 crc32 path equals the table path at every length 0-300 and alignment 0-15, and on 70 kB");
 	else
-		printf("ok %d crc32c: the SSE4.2 path equals the table path # SKIP no SSE4.2\n", ++tap_nr);
-	tap_run(chained_updates, "crc32c: updates chain, and flowjit_crc32c() agrees with the table path");
-	tap_run(hw_null, "crc32c: the hardware path refuses a NULL result");
+		printf("ok %d crc32c: the SSE4.2 path equals the table path # SKIP no SSE4.2\n",
+		       ++tap_nr);
+	tap_run(chained_updates,
+		"crc32c: updates chain, and flowjit_crc32c() agrees with the table path");
+	tap_run(hw_null,
+		"crc32c: the hardware path refuses a NULL result");
 	return tap_exit();
 }

@@ -371,17 +371,29 @@ static int random_against_reference(void)
 
 int main(void)
 {
-	tap_run(in_order, "reasm: chunks in order give the image, with the time of its first chunk");
-	tap_run(out_of_order, "reasm: chunks out of order give the same image, the CRC-32C checked");
-	tap_run(missing_chunk, "reasm: an image missing a chunk is counted incomplete when flushed");
-	tap_run(bad_csum, "reasm: an image whose CRC-32C does not hold is dropped and counted");
-	tap_run(overlap, "reasm: a chunk covering bytes twice drops its image, counted as overlap");
-	tap_run(revisions_interleave, "reasm: two revisions at one address interleave as two images");
-	tap_run(too_large, "reasm: a hostile image length is counted, nothing allocated");
-	tap_run(bounded_pending, "reasm: at most FLOWJIT_PENDING_MAX images pending; the oldest is dropped, counted incomplete");
-	tap_run(bounded_bytes, "reasm: at most FLOWJIT_PENDING_BYTES_MAX bytes pending; the oldest is dropped, counted incomplete");
-	tap_run(parse_counts, "reasm: records, malformed and unknown-version records are counted by flowjit_reasm_parse()");
-	tap_run(add_invalid, "reasm: NULL arguments, a retire or a chunk past its object are -EINVAL; fini, flush, init take NULL");
-	tap_run(random_against_reference, "reasm: 20 rounds of 40 images shuffled at one address with lost chunks: exactly the whole images come out, with their bytes; the others counted incomplete");
+	tap_run(in_order,
+		"reasm: chunks in order give the image, with the time of its first chunk");
+	tap_run(out_of_order,
+		"reasm: chunks out of order give the same image, the CRC-32C checked");
+	tap_run(missing_chunk,
+		"reasm: an image missing a chunk is counted incomplete when flushed");
+	tap_run(bad_csum,
+		"reasm: an image whose CRC-32C does not hold is dropped and counted");
+	tap_run(overlap,
+		"reasm: a chunk covering bytes twice drops its image, counted as overlap");
+	tap_run(revisions_interleave,
+		"reasm: two revisions at one address interleave as two images");
+	tap_run(too_large,
+		"reasm: a hostile image length is counted, nothing allocated");
+	tap_run(bounded_pending,
+		"reasm: at most FLOWJIT_PENDING_MAX images pending; the oldest is dropped, counted incomplete");
+	tap_run(bounded_bytes,
+		"reasm: at most FLOWJIT_PENDING_BYTES_MAX bytes pending; the oldest is dropped, counted incomplete");
+	tap_run(parse_counts,
+		"reasm: records, malformed and unknown-version records are counted by flowjit_reasm_parse()");
+	tap_run(add_invalid,
+		"reasm: NULL arguments, a retire or a chunk past its object are -EINVAL; fini, flush, init take NULL");
+	tap_run(random_against_reference,
+		"reasm: 20 rounds of 40 images shuffled at one address with lost chunks: exactly the whole images come out, with their bytes; the others counted incomplete");
 	return tap_exit();
 }

@@ -66,7 +66,7 @@ static int parse_retire(void)
 	size_t size = mkrec(FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_RETIRE, 16, 0, 0);
 
 	TAP_CHECK(flowjit_chunk_parse(&c, body, size, NULL) == 0);
-	TAP_CHECK(c.bytes == NULL);
+	TAP_CHECK(!c.bytes);
 	size = mkrec(FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_RETIRE, 16, 0, 8);
 	TAP_CHECK(flowjit_chunk_parse(&c, body, size, &why) == -EINVAL);
 	TAP_CHECK(why && !strcmp(why, "retire record carries bytes"));
@@ -115,7 +115,7 @@ static int parse_inconsistent(void)
 	const char *why;
 	size_t i, size;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		size = mkrec(bad[i].kind, bad[i].op, bad[i].len, bad[i].off,
 			     bad[i].n > FLOWJIT_CHUNK_MAX ? 0 : bad[i].n);
 		rec_of_body()->chunk_len = bad[i].n;
@@ -169,7 +169,7 @@ static int same_image_fields(void)
 	TAP_CHECK(flowjit_rec_same_image(&a, &b));
 #define DIFFERS(field) do {				\
 	b = a;						\
-	b.field += 1;					\
+	(b.field) += 1;					\
 	TAP_CHECK(!flowjit_rec_same_image(&a, &b));	\
 } while (0)
 	DIFFERS(kind);
@@ -200,14 +200,23 @@ static int names(void)
 
 int main(void)
 {
-	tap_run(parse_valid, "record: a valid image chunk is parsed, its bytes after the fixed part");
-	tap_run(parse_unaligned, "record: a record at an odd address is parsed (no alignment assumed)");
-	tap_run(parse_retire, "record: a retire without bytes is valid, one with chunk_off or chunk_len is not");
-	tap_run(parse_truncated, "record: a record shorter than struct flowjit_record or than its chunk is refused");
-	tap_run(parse_inconsistent, "record: unknown kind or op, empty object or chunk, oversized chunk, chunk past its object, wrapping range: refused, each with its reason");
-	tap_run(parse_unknown_version, "record: another version is -EOPNOTSUPP (skip), whatever its fields");
-	tap_run(parse_null, "record: NULL chunk or body is -EINVAL");
-	tap_run(same_image_fields, "record: chunks of one image differ in chunk_off and chunk_len only; any other field makes another image");
-	tap_run(names, "record: kind and op names, unknown values named so");
+	tap_run(parse_valid,
+		"record: a valid image chunk is parsed, its bytes after the fixed part");
+	tap_run(parse_unaligned,
+		"record: a record at an odd address is parsed (no alignment assumed)");
+	tap_run(parse_retire,
+		"record: a retire without bytes is valid, one with chunk_off or chunk_len is not");
+	tap_run(parse_truncated,
+		"record: a record shorter than struct flowjit_record or than its chunk is refused");
+	tap_run(parse_inconsistent,
+		"record: unknown kind or op, empty object or chunk, oversized chunk, chunk past its object, wrapping range: refused, each with its reason");
+	tap_run(parse_unknown_version,
+		"record: another version is -EOPNOTSUPP (skip), whatever its fields");
+	tap_run(parse_null,
+		"record: NULL chunk or body is -EINVAL");
+	tap_run(same_image_fields,
+		"record: chunks of one image differ in chunk_off and chunk_len only; any other field makes another image");
+	tap_run(names,
+		"record: kind and op names, unknown values named so");
 	return tap_exit();
 }
