@@ -22,7 +22,10 @@
  *
  * - flowjit_reasm reassembles [0, len) of an image from its chunks in any
  *   order and hands it out once every byte arrived exactly once and its
- *   CRC-32C holds. What it drops is counted in struct flowjit_counts:
+ *   CRC-32C holds. A head chunk (chunk_off 0) arriving for an image whose
+ *   head is there already starts the image again, the earlier copy
+ *   counted incomplete: a ring holds an image's chunks back to back, so
+ *   that copy lost chunks. What it drops is counted in struct flowjit_counts:
  *   those counts, and nothing else, are what a health report of flowjit
  *   images needs. The pending set is bounded in objects and in bytes; to
  *   make room the oldest pending image is dropped (counted incomplete:
@@ -113,7 +116,7 @@ struct flowjit_counts {
 	uint64_t complete;	/* images handed out, CRC-32C checked */
 	uint64_t bad_csum;	/* all bytes arrived, CRC-32C mismatch */
 	uint64_t overlap;	/* a chunk covered bytes twice */
-	uint64_t incomplete;	/* chunks missing when flushed or evicted */
+	uint64_t incomplete;	/* chunks missing: flushed, evicted, head again */
 	uint64_t too_large;	/* len above FLOWJIT_IMAGE_MAX */
 };
 

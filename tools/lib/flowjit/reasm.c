@@ -205,6 +205,16 @@ int flowjit_reasm_add(struct flowjit_reasm *ra, const struct flowjit_chunk *chun
 		return 0;
 	}
 	idx = flowjit_reasm_find(ra, rec);
+	/*
+	 * A head over a head received before is a new copy of the image:
+	 * a ring holds an image's chunks back to back, so the earlier copy
+	 * lost chunks.
+	 */
+	if (idx >= 0 && !rec->chunk_off && (ra->pending[idx].have[0] & 1)) {
+		ra->counts.incomplete += 1;
+		flowjit_reasm_drop(ra, (size_t)idx);
+		idx = -1;
+	}
 	if (idx < 0)
 		idx = flowjit_reasm_new(ra, rec, time);
 	if (idx < 0)

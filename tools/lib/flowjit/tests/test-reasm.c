@@ -145,6 +145,30 @@ static int overlap(void)
 	return 0;
 }
 
+/* a lost chunk, then the image again from its head: the new copy counts */
+static int head_restarts(void)
+{
+	struct flowjit_reasm ra;
+	struct flowjit_image img;
+	struct flowjit_chunk c;
+	uint32_t csum;
+
+	fill(8);
+	csum = flowjit_csum(bytes, 8192);
+	flowjit_reasm_init(&ra);
+	chunk(&c, 0x1000, 8192, 0, 4096, csum);
+	TAP_CHECK(flowjit_reasm_add(&ra, &c, 5, &img) == 0);
+	TAP_CHECK(flowjit_reasm_add(&ra, &c, 6, &img) == 0);
+	TAP_CHECK(ra.counts.incomplete == 1 && ra.nr_pending == 1);
+	chunk(&c, 0x1000, 8192, 4096, 4096, csum);
+	TAP_CHECK(flowjit_reasm_add(&ra, &c, 7, &img) == 1);
+	TAP_CHECK(img.time == 6 && !memcmp(img.bytes, bytes, 8192));
+	TAP_CHECK(ra.counts.overlap == 0 && ra.counts.complete == 1);
+	free(img.bytes);
+	flowjit_reasm_fini(&ra);
+	return 0;
+}
+
 /* two revisions at one address are two images, whatever the order */
 static int revisions_interleave(void)
 {
@@ -381,6 +405,8 @@ int main(void)
 		"reasm: an image whose CRC-32C does not hold is dropped and counted");
 	tap_run(overlap,
 		"reasm: a chunk covering bytes twice drops its image, counted as overlap");
+	tap_run(head_restarts,
+		"reasm: a head chunk over a received head starts the image again, the old copy counted incomplete");
 	tap_run(revisions_interleave,
 		"reasm: two revisions at one address interleave as two images");
 	tap_run(too_large,
