@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Collect PERF_RECORD_FLOWJIT records from a struct sb and reassemble the
- * images they carry, as a decoder would.
+ * images they carry, as a decoder would: each record checked, chunks told
+ * apart and images checksummed by tools/lib/flowjit. The collection keeps
+ * every object (retires and incomplete images too) with its times and
+ * chunk count, and requires chunks in order: what the tests check of the
+ * kernel, not what a reader needs.
  */
 #ifndef FLOWJIT_SELFTEST_RECORDS_H
 #define FLOWJIT_SELFTEST_RECORDS_H
 
 #include <linux/flowjit.h>
+#include "libflowjit.h"
 #include "sideband.h"
 
 #define FJ_MAX_OBJS	8192
@@ -26,42 +31,20 @@ struct fj_set {
 	int nr;
 	int records;
 	int bad_version;
+	int bad_records;		/* refused by flowjit_chunk_parse() */
 	int unordered;			/* a record older than its ring's last */
 	uint64_t ring_last[SB_MAX_CPUS];
 	int ring;			/* ring being drained */
 };
 
-/* CRC-32C, bit by bit: the checksum the uapi header documents */
-static inline uint32_t fj_crc32c(const uint8_t *p, size_t len)
-{
-	uint32_t crc = ~0U;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return ~crc;
-}
-
-static inline bool fj_same_obj(const struct flowjit_record *a,
-			       const struct flowjit_record *b)
-{
-	return a->kind == b->kind && a->op == b->op && a->asid == b->asid &&
-	       a->addr == b->addr && a->len == b->len && a->id == b->id &&
-	       a->sub == b->sub && a->revision == b->revision &&
-	       a->csum == b->csum && a->flags == b->flags;
-}
-
 static inline void fj_note(const struct perf_event_header *hdr,
 			   const struct sb_id *id, void *arg)
 {
 	struct fj_set *set = arg;
-	const struct flowjit_record *rec = (const void *)(hdr + 1);
-	const uint8_t *bytes = (const uint8_t *)(rec + 1);
+	const struct flowjit_record *rec;
+	struct flowjit_chunk c;
 	struct fj_obj *o = NULL;
-	int i;
+	int i, err;
 
 	if (id->time < set->ring_last[set->ring])
 		set->unordered++;
@@ -69,13 +52,17 @@ static inline void fj_note(const struct perf_event_header *hdr,
 	if (hdr->type != PERF_RECORD_FLOWJIT)
 		return;
 	set->records++;
-	if (rec->version != FLOWJIT_RECORD_VERSION) {
+	err = flowjit_chunk_parse(&c, hdr + 1, hdr->size - sizeof(*hdr), NULL);
+	if (err == -EOPNOTSUPP)
 		set->bad_version++;
+	else if (err)
+		set->bad_records++;
+	if (err)
 		return;
-	}
+	rec = &c.rec;
 	/* chunks of one object are back to back: look at recent ones */
 	for (i = set->nr - 1; i >= 0 && i >= set->nr - 64; i--) {
-		if (fj_same_obj(&set->obj[i].rec, rec)) {
+		if (flowjit_rec_same_image(&set->obj[i].rec, rec)) {
 			o = &set->obj[i];
 			break;
 		}
@@ -94,13 +81,12 @@ static inline void fj_note(const struct perf_event_header *hdr,
 	o->last_time = id->time;
 	if (rec->op != FLOWJIT_OP_IMAGE)
 		return;
-	if (rec->chunk_off != o->got ||
-	    (uint64_t)rec->chunk_off + rec->chunk_len > rec->len ||
-	    rec->chunk_len > FLOWJIT_CHUNK_MAX) {
+	/* the kernel writes an object's chunks in order */
+	if (rec->chunk_off != o->got) {
 		o->bad_chunk = true;
 		return;
 	}
-	memcpy(o->bytes + rec->chunk_off, bytes, rec->chunk_len);
+	memcpy(o->bytes + rec->chunk_off, c.bytes, rec->chunk_len);
 	o->got += rec->chunk_len;
 }
 
@@ -135,7 +121,7 @@ static inline bool fj_complete(const struct fj_obj *o)
 {
 	return o->rec.op == FLOWJIT_OP_IMAGE && !o->bad_chunk &&
 	       o->got == o->rec.len &&
-	       fj_crc32c(o->bytes, o->rec.len) == o->rec.csum;
+	       flowjit_csum(o->bytes, o->rec.len) == o->rec.csum;
 }
 
 /* a user JIT snapshot, by @pid unless @pid is 0 */

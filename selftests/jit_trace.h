@@ -73,7 +73,7 @@ static inline int jt_parse_log(const char *line, struct jt_rev *r)
 		return 0;
 	if (sscanf(line, "%u %llx %u %x %*s %8192s", &r->rev, &addr, &r->len,
 		   &crc, hex) != 5 || jt_unhex(r, hex) ||
-	    fj_crc32c(r->bytes, r->len) != crc)
+	    flowjit_csum(r->bytes, r->len) != crc)
 		return -1;
 	r->addr = addr;
 	return 1;

@@ -302,21 +302,6 @@ __u64 cm_code_run(struct cm_code *co, const __u64 *args)
 
 /* ---- the revision log ---- */
 
-/* CRC-32C (Castagnoli), reflected, initial and final xor ~0 */
-__u32 crc32c(const void *p, size_t len)
-{
-	const __u8 *b = p;
-	__u32 crc = ~0U;
-	int k;
-
-	while (len--) {
-		crc ^= *b++;
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return ~crc;
-}
-
 void revlog_init(struct revlog *log)
 {
 	memset(log, 0, sizeof(*log));
@@ -386,7 +371,7 @@ static void print_hex(FILE *f, const __u8 *b, __u32 len)
 void revlog_write_line(FILE *f, const struct revlog_ent *e, size_t page)
 {
 	fprintf(f, "%llu 0x%llx %u 0x%08x ", (unsigned long long)e->rev,
-		(unsigned long long)e->addr, e->len, crc32c(e->bytes, e->len));
+		(unsigned long long)e->addr, e->len, flowjit_csum(e->bytes, e->len));
 	print_pages(f, e->addr, e->len, page);
 	fputc(' ', f);
 	print_hex(f, e->bytes, e->len);
@@ -431,7 +416,7 @@ void revlog_summary(struct revlog *log, size_t page, size_t max)
 
 		printf("  rev %llu at 0x%llx len %u crc32c 0x%08x pages ",
 		       (unsigned long long)e->rev, (unsigned long long)e->addr,
-		       e->len, crc32c(e->bytes, e->len));
+		       e->len, flowjit_csum(e->bytes, e->len));
 		print_pages(stdout, e->addr, e->len, page);
 		printf("\n    ");
 		print_hex(stdout, e->bytes, e->len > 48 ? 48 : e->len);

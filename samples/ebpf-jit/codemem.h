@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+/* CRC-32C of the revision log: flowjit_csum(), tools/lib/flowjit */
+#include "libflowjit.h"
+
 enum cm_mode {
 	CM_WX,		/* RW to write, RX to run: mprotect around each write */
 	CM_RWX,		/* one RWX mapping, written in place */
@@ -79,7 +82,6 @@ void cm_code_ran(struct cm_code *co, __u64 rev);
 __u64 cm_code_run(struct cm_code *co, const __u64 *args);
 __u64 cm_code_call(struct cm_code *co, const __u64 *args);
 
-__u32 crc32c(const void *p, size_t len);
 void revlog_init(struct revlog *log);
 void revlog_free(struct revlog *log);
 void revlog_add(struct revlog *log, __u64 rev, const __u8 *x, size_t len);

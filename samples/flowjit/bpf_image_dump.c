@@ -12,16 +12,6 @@
 #include "bpf_prog.h"
 #include "flowjit_records.h"
 
-static const char *const kinds[] = {
-	[FLOWJIT_KIND_BPF_PROG] = "bpf_prog",
-	[FLOWJIT_KIND_BPF_SUBPROG] = "bpf_subprog",
-	[FLOWJIT_KIND_BPF_TRAMPOLINE] = "bpf_trampoline",
-	[FLOWJIT_KIND_BPF_DISPATCHER] = "bpf_dispatcher",
-	[FLOWJIT_KIND_TEXT_POKE] = "text_poke",
-	[FLOWJIT_KIND_MODULE_TEXT] = "module_text",
-	[FLOWJIT_KIND_USER_JIT] = "user_jit",
-};
-
 static void hexdump(const __u8 *p, __u64 len)
 {
 	__u64 i;
@@ -68,8 +58,7 @@ int main(void)
 	       (unsigned long long)fj_lost(&sb));
 	for (i = 0; i < set.nr; i++) {
 		struct fj_obj *o = &set.obj[i];
-		const char *kind = o->rec.kind < FLOWJIT_KIND_MAX &&
-				   kinds[o->rec.kind] ? kinds[o->rec.kind] : "?";
+		const char *kind = flowjit_kind_name(o->rec.kind);
 
 		if (o->rec.id != jit.info.id)
 			continue;

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../include/uapi/linux/flowjit.h"
+#include "libflowjit.h"
 #include "ptsynth.h"
 
-#define PERF_RECORD_FLOWJIT	63
+#define PERF_RECORD_FLOWJIT	FLOWJIT_PERF_RECORD_TYPE
 #define MAX_ATTRS		64
 #define MAX_IDS			4096
 
@@ -212,19 +212,24 @@ static const struct sb_attr *attr_of(const struct sb_attr *a, int nr,
 	return NULL;
 }
 
-/* A flowjit user JIT image taken by an instruction fetch: a fault. */
+/*
+ * A flowjit user JIT image taken by an instruction fetch: a fault. The
+ * record is kept whatever it holds; one libflowjit refuses is no fault.
+ */
 static int note_flowjit(struct sideband *sb, const struct perf_event_header *h,
 			const struct sb_rec *r)
 {
-	struct flowjit_record fr;
+	struct flowjit_chunk c;
+	const struct flowjit_record *fr = &c.rec;
 
-	memcpy(&fr, h + 1, sizeof(fr));
 	sb->nr_flowjit++;
-	if (fr.kind != FLOWJIT_KIND_USER_JIT || fr.op != FLOWJIT_OP_IMAGE ||
-	    (fr.flags & FLOWJIT_F_EXISTING) || fr.chunk_off)
+	if (flowjit_chunk_parse(&c, h + 1, r->body_len - sizeof(*h), NULL))
+		return 0;
+	if (fr->kind != FLOWJIT_KIND_USER_JIT || fr->op != FLOWJIT_OP_IMAGE ||
+	    (fr->flags & FLOWJIT_F_EXISTING) || fr->chunk_off)
 		return 0;
 	sb->nr_images++;
-	return fault_add(sb, fr.tid, r->time);
+	return fault_add(sb, fr->tid, r->time);
 }
 
 static int cmp_fault(const void *a, const void *b)

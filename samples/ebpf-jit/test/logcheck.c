@@ -82,7 +82,7 @@ static void check_line(const char *path, int ln, struct line *l, struct line *pr
 		bad(path, ln, "bytes are not 2 * len hex digits");
 		return;
 	}
-	if (crc32c(l->bytes, l->len) != l->crc)
+	if (flowjit_csum(l->bytes, l->len) != l->crc)
 		bad(path, ln, "crc32c does not match the bytes");
 	np = page_list(l, page, pages, sizeof(pages));
 	if (strcmp(pages, l->pages))

@@ -264,12 +264,12 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 		if (err)	/* out of memory: decode on without this image */
 			pr_debug("flowjit: record dropped: %d\n", err);
 	} else if (!flowjit__parse(event, &chunk, NULL) &&
-		   chunk.rec->op == FLOWJIT_OP_IMAGE &&
-		   chunk.rec->chunk_off + chunk.rec->chunk_len == chunk.rec->len) {
+		   chunk.rec.op == FLOWJIT_OP_IMAGE &&
+		   chunk.rec.chunk_off + chunk.rec.chunk_len == chunk.rec.len) {
 		/* the last chunk: the image is live from now on */
-		rev = flowjit_store__find(fp->store, chunk.rec->asid, chunk.rec->addr,
+		rev = flowjit_store__find(fp->store, chunk.rec.asid, chunk.rec.addr,
 					  sample->time);
-		if (rev && (rev->start != chunk.rec->addr || rev->time != sample->time))
+		if (rev && (rev->start != chunk.rec.addr || rev->time != sample->time))
 			rev = NULL;
 	}
 	if (!rev)

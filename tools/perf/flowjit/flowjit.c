@@ -29,123 +29,13 @@
 
 bool flowjit__show_bytes;
 
-/* CRC-32C (Castagnoli), reflected polynomial */
-#define FLOWJIT_CRC32C_POLY	0x82f63b78U
-
-static u32 crc32c_table[256];
-
-static void crc32c_init(void)
-{
-	u32 i, k, c;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (FLOWJIT_CRC32C_POLY & -(c & 1));
-		crc32c_table[i] = c;
-	}
-}
-
-/* raw update: no initial value or final xor applied */
-u32 flowjit__crc32c(u32 crc, const void *buf, size_t len)
-{
-	const u8 *p = buf;
-
-	if (!crc32c_table[1])
-		crc32c_init();
-	while (len--)
-		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-/* the checksum of the uapi header: initial value and final xor ~0 */
-u32 flowjit__csum(const void *buf, size_t len)
-{
-	return ~flowjit__crc32c(~0U, buf, len);
-}
-
-static const char * const flowjit_kinds[FLOWJIT_KIND_MAX] = {
-	[FLOWJIT_KIND_BPF_PROG]		= "bpf_prog",
-	[FLOWJIT_KIND_BPF_SUBPROG]	= "bpf_subprog",
-	[FLOWJIT_KIND_BPF_TRAMPOLINE]	= "bpf_trampoline",
-	[FLOWJIT_KIND_BPF_DISPATCHER]	= "bpf_dispatcher",
-	[FLOWJIT_KIND_TEXT_POKE]	= "text_poke",
-	[FLOWJIT_KIND_MODULE_TEXT]	= "module_text",
-	[FLOWJIT_KIND_USER_JIT]		= "user_jit",
-};
-
-const char *flowjit__kind_name(u8 kind)
-{
-	if (kind >= FLOWJIT_KIND_MAX || !flowjit_kinds[kind])
-		return "unknown";
-	return flowjit_kinds[kind];
-}
-
-const char *flowjit__op_name(u8 op)
-{
-	switch (op) {
-	case FLOWJIT_OP_IMAGE:
-		return "IMAGE";
-	case FLOWJIT_OP_RETIRE:
-		return "RETIRE";
-	default:
-		return "UNKNOWN";
-	}
-}
-
 int flowjit__parse(const union perf_event *event, struct flowjit_chunk *chunk,
 		   const char **why)
 {
-	const struct flowjit_record *rec = (const void *)(&event->header + 1);
 	size_t size = event->header.size;
-	const char *reason;
 
-	if (size < sizeof(event->header) + sizeof(*rec)) {
-		reason = "truncated: shorter than struct flowjit_record";
-		goto bad;
-	}
-	if (rec->version != FLOWJIT_RECORD_VERSION) {
-		if (why)
-			*why = "unknown record version";
-		return -EOPNOTSUPP;
-	}
-	if (!rec->kind || rec->kind >= FLOWJIT_KIND_MAX) {
-		reason = "unknown kind";
-		goto bad;
-	}
-	if (rec->op == FLOWJIT_OP_RETIRE) {
-		if (rec->chunk_len || rec->chunk_off) {
-			reason = "retire record carries bytes";
-			goto bad;
-		}
-	} else if (rec->op == FLOWJIT_OP_IMAGE) {
-		if (rec->chunk_len > FLOWJIT_CHUNK_MAX) {
-			reason = "chunk larger than FLOWJIT_CHUNK_MAX";
-			goto bad;
-		}
-		if ((u64)rec->chunk_off + rec->chunk_len > rec->len) {
-			reason = "chunk beyond the end of its object";
-			goto bad;
-		}
-		if (!rec->chunk_len && rec->len) {
-			reason = "empty chunk";
-			goto bad;
-		}
-		if (size < sizeof(event->header) + sizeof(*rec) + rec->chunk_len) {
-			reason = "truncated: record shorter than its chunk";
-			goto bad;
-		}
-	} else {
-		reason = "unknown op";
-		goto bad;
-	}
-	chunk->rec = rec;
-	chunk->bytes = (const u8 *)(rec + 1);
-	return 0;
-bad:
-	if (why)
-		*why = reason;
-	return -EINVAL;
+	size = size > sizeof(event->header) ? size - sizeof(event->header) : 0;
+	return flowjit_chunk_parse(chunk, &event->header + 1, size, why);
 }
 
 void *flowjit__swap(union perf_event *event)
@@ -175,110 +65,8 @@ void *flowjit__swap(union perf_event *event)
 	return (void *)event + end;
 }
 
-void flowjit_reasm__init(struct flowjit_reasm *ra)
-{
-	INIT_LIST_HEAD(&ra->pending);
-	ra->nr_pending = 0;
-}
-
-void flowjit_image__delete(struct flowjit_image *img)
-{
-	if (!img)
-		return;
-	free(img->bytes);
-	free(img);
-}
-
-static void flowjit_reasm__drop(struct flowjit_reasm *ra, struct flowjit_image *img)
-{
-	list_del_init(&img->node);
-	ra->nr_pending--;
-	flowjit_image__delete(img);
-}
-
-void flowjit_reasm__exit(struct flowjit_reasm *ra)
-{
-	struct flowjit_image *img, *tmp;
-
-	list_for_each_entry_safe(img, tmp, &ra->pending, node)
-		flowjit_reasm__drop(ra, img);
-}
-
-/* chunks of one object carry the same fields but chunk_off/chunk_len */
-static bool flowjit__same_object(const struct flowjit_record *a,
-				 const struct flowjit_record *b)
-{
-	return a->kind == b->kind && a->op == b->op && a->flags == b->flags &&
-	       a->asid == b->asid && a->addr == b->addr && a->len == b->len &&
-	       a->id == b->id && a->sub == b->sub &&
-	       a->revision == b->revision && a->csum == b->csum;
-}
-
-static struct flowjit_image *flowjit_reasm__find(struct flowjit_reasm *ra,
-						 const struct flowjit_record *rec)
-{
-	struct flowjit_image *img;
-
-	list_for_each_entry(img, &ra->pending, node) {
-		if (flowjit__same_object(&img->rec, rec))
-			return img;
-	}
-	return NULL;
-}
-
-int flowjit_reasm__add(struct flowjit_reasm *ra, const struct flowjit_chunk *chunk,
-		       struct flowjit_image **done)
-{
-	const struct flowjit_record *rec = chunk->rec;
-	struct flowjit_image *img;
-
-	*done = NULL;
-	img = flowjit_reasm__find(ra, rec);
-	if (img && rec->chunk_off != img->got) {
-		/* a gap, a repeated chunk or a new copy of the object */
-		flowjit_reasm__drop(ra, img);
-		return -EBADMSG;
-	}
-	if (!img) {
-		if (rec->chunk_off)
-			return -EBADMSG;	/* its head is missing */
-		img = zalloc(sizeof(*img));
-		if (!img)
-			return -ENOMEM;
-		img->rec = *rec;
-		img->bytes = malloc(rec->len ? rec->len : 1);
-		if (!img->bytes) {
-			free(img);
-			return -ENOMEM;
-		}
-		if (ra->nr_pending == FLOWJIT_REASM_MAX) {
-			pr_debug2("flowjit: too many objects in reassembly, dropping the oldest\n");
-			flowjit_reasm__drop(ra, list_first_entry(&ra->pending,
-								 struct flowjit_image, node));
-		}
-		list_add_tail(&img->node, &ra->pending);
-		ra->nr_pending++;
-	}
-	memcpy(img->bytes + rec->chunk_off, chunk->bytes, rec->chunk_len);
-	img->got += rec->chunk_len;
-	if (img->got < img->rec.len)
-		return 0;
-	list_del_init(&img->node);
-	ra->nr_pending--;
-	img->csum_ok = flowjit__csum(img->bytes, img->rec.len) == img->rec.csum;
-	*done = img;
-	return 1;
-}
-
-/* the reassembly behind perf_event__fprintf_flowjit() */
-static struct flowjit_reasm *flowjit__print_reasm(void)
-{
-	static struct flowjit_reasm ra;
-
-	if (!ra.pending.next)
-		flowjit_reasm__init(&ra);
-	return &ra;
-}
+/* the reassembly behind perf_event__fprintf_flowjit() (zeroed: initialized) */
+static struct flowjit_reasm flowjit__print_reasm;
 
 static size_t flowjit__fprintf_bytes(const struct flowjit_image *img, FILE *fp)
 {
@@ -316,9 +104,11 @@ static size_t flowjit__fprintf_name(const struct flowjit_record *rec,
 size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *machine,
 				   FILE *fp)
 {
-	struct flowjit_image *img = NULL;
+	struct flowjit_reasm *ra = &flowjit__print_reasm;
+	struct flowjit_counts was = ra->counts;
 	struct flowjit_chunk chunk;
 	const struct flowjit_record *rec;
+	struct flowjit_image img;
 	const char *why = NULL;
 	size_t ret;
 	int err;
@@ -327,9 +117,9 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 	if (err)
 		return fprintf(fp, " bad flowjit record (size %u): %s\n",
 			       event->header.size, why);
-	rec = chunk.rec;
+	rec = &chunk.rec;
 	ret = fprintf(fp, " %s %s id %llu sub %u asid %llu addr %#llx len %llu",
-		      flowjit__op_name(rec->op), flowjit__kind_name(rec->kind),
+		      flowjit_op_name(rec->op), flowjit_kind_name(rec->kind),
 		      (unsigned long long)rec->id, rec->sub,
 		      (unsigned long long)rec->asid, (unsigned long long)rec->addr,
 		      (unsigned long long)rec->len);
@@ -344,16 +134,21 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 
 	ret += fprintf(fp, " chunk %u+%u csum %#010x", rec->chunk_off,
 		       rec->chunk_len, rec->csum);
-	err = flowjit_reasm__add(flowjit__print_reasm(), &chunk, &img);
+	err = flowjit_reasm_add(ra, &chunk, 0, &img);
 	if (err < 0)
-		return ret + fprintf(fp, " chunk out of sequence (%s)\n",
-				     err == -EBADMSG ? "gap or missing head" : "no memory");
-	if (!img)
+		return ret + fprintf(fp, " no memory\n");
+	if (ra->counts.bad_csum != was.bad_csum)
+		return ret + fprintf(fp, " BAD\n");
+	if (ra->counts.overlap != was.overlap)
+		return ret + fprintf(fp, " chunk out of sequence (repeat)\n");
+	if (ra->counts.too_large != was.too_large)
+		return ret + fprintf(fp, " too large\n");
+	if (!err)
 		return ret + fprintf(fp, " partial\n");
-	ret += fprintf(fp, " %s\n", img->csum_ok ? "ok" : "BAD");
+	ret += fprintf(fp, " ok\n");
 	if (flowjit__show_bytes)
-		ret += flowjit__fprintf_bytes(img, fp);
-	flowjit_image__delete(img);
+		ret += flowjit__fprintf_bytes(&img, fp);
+	free(img.bytes);
 	return ret;
 }
 
@@ -440,7 +235,7 @@ int flowjit__synthesize_bpf_prog(struct perf_tool *tool,
 			err = -EINVAL;
 			break;
 		}
-		csum = flowjit__csum(insns + off, lens[i]);
+		csum = flowjit_csum(insns + off, lens[i]);
 		for (c = 0; c < lens[i] && !err; c += FLOWJIT_CHUNK_MAX) {
 			u32 n = min_t(u64, lens[i] - c, FLOWJIT_CHUNK_MAX);
 			size_t size = sizeof(event->header) + sizeof(*rec) +

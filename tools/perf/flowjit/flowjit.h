@@ -9,8 +9,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/flowjit.h>
-#include <linux/list.h>
 #include <linux/types.h>
+
+/*
+ * Checking records, telling an image's chunks apart, reassembly and
+ * CRC-32C: tools/lib/flowjit, the one reader of the format.
+ */
+#include "../../lib/flowjit/libflowjit.h"
 
 union perf_event;
 struct perf_sample;
@@ -22,41 +27,11 @@ struct perf_env;
 
 #define FLOWJIT_SYSCTL		"/proc/sys/kernel/flowjit"
 
-/* one record, checked: its fixed part and the bytes it carries */
-struct flowjit_chunk {
-	const struct flowjit_record	*rec;
-	const u8			*bytes;
-};
-
-/* an object being reassembled from its chunks, or a finished one */
-struct flowjit_image {
-	struct list_head		node;
-	struct flowjit_record		rec;	/* of the first chunk */
-	u8				*bytes;	/* rec.len bytes (images) */
-	u64				got;	/* bytes received, in order */
-	bool				csum_ok;
-};
-
-/* chunks of objects whose last chunk has not arrived yet */
-struct flowjit_reasm {
-	struct list_head		pending;
-	unsigned int			nr_pending;
-};
-
-/* at most this many objects are reassembled at once; older ones are lost */
-#define FLOWJIT_REASM_MAX	64
-
-u32 flowjit__crc32c(u32 crc, const void *buf, size_t len);
-u32 flowjit__csum(const void *buf, size_t len);
-
-const char *flowjit__kind_name(u8 kind);
-const char *flowjit__op_name(u8 op);
-
 /*
- * Check the record @event and point @chunk at its parts. Returns 0,
- * -EOPNOTSUPP for a record version this perf does not know (skip it),
- * or -EINVAL for a truncated or corrupted record. @why, if not NULL, is
- * set to a short reason on error.
+ * Check the record @event with flowjit_chunk_parse() and fill @chunk.
+ * Returns 0, -EOPNOTSUPP for a record version this perf does not know
+ * (skip it), or -EINVAL for a truncated or corrupted record. @why, if not
+ * NULL, is set to a short reason on error.
  */
 int flowjit__parse(const union perf_event *event, struct flowjit_chunk *chunk,
 		   const char **why);
@@ -67,25 +42,10 @@ int flowjit__parse(const union perf_event *event, struct flowjit_chunk *chunk,
  */
 void *flowjit__swap(union perf_event *event);
 
-void flowjit_reasm__init(struct flowjit_reasm *ra);
-void flowjit_reasm__exit(struct flowjit_reasm *ra);
-
-/*
- * Add one checked chunk of an image. Returns 1 and the finished image in
- * @done (free it with flowjit_image__delete()) when its last chunk
- * arrived, 0 while chunks are missing, -EBADMSG for a chunk that does not
- * continue its object (a gap, a repeat or a missing head: the partial
- * object is dropped), or -ENOMEM.
- */
-int flowjit_reasm__add(struct flowjit_reasm *ra, const struct flowjit_chunk *chunk,
-		       struct flowjit_image **done);
-
-void flowjit_image__delete(struct flowjit_image *img);
-
 /*
  * Print one record on one line (plus a hex dump of finished images if
  * flowjit__show_bytes); images are reassembled across calls to report
- * "csum ok" or "csum BAD" on their last chunk.
+ * "ok" or "BAD" on the chunk that finishes them.
  */
 size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *machine,
 				   FILE *fp);

@@ -36,7 +36,7 @@ struct flowjit_store *flowjit_store__new(void)
 	struct flowjit_store *st = zalloc(sizeof(*st));
 
 	if (st)
-		flowjit_reasm__init(&st->ra);
+		flowjit_reasm_init(&st->ra);
 	return st;
 }
 
@@ -48,7 +48,7 @@ void flowjit_store__delete(struct flowjit_store *st)
 
 	if (!st)
 		return;
-	flowjit_reasm__exit(&st->ra);
+	flowjit_reasm_fini(&st->ra);
 	for (i = 0; i < st->nr_spaces; i++) {
 		struct flowjit_space *sp = &st->spaces[i];
 
@@ -257,37 +257,36 @@ static int flowjit_store__add_image(struct flowjit_store *st, struct flowjit_ima
 int flowjit_store__add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,
 			     u64 time, const struct flowjit_rev **added)
 {
-	struct flowjit_image *img = NULL;
+	const struct flowjit_record *rec = &chunk->rec;
+	struct flowjit_counts was = st->ra.counts;
+	struct flowjit_image img;
 	int err;
 
 	if (added)
 		*added = NULL;
 	st->stats.records++;
-	if (chunk->rec->op == FLOWJIT_OP_RETIRE)
-		return flowjit_store__add_retire(st, chunk->rec, time);
+	if (rec->op == FLOWJIT_OP_RETIRE)
+		return flowjit_store__add_retire(st, rec, time);
 
-	if (chunk->rec->len > FLOWJIT_STORE_MAX_LEN) {
-		pr_debug("flowjit: image of %llu bytes dropped\n",
-			 (unsigned long long)chunk->rec->len);
+	if (rec->len > FLOWJIT_STORE_MAX_LEN) {
+		pr_debug("flowjit: image of %llu bytes dropped\n", (unsigned long long)rec->len);
 		st->stats.bad_records++;
 		return 0;
 	}
-	err = flowjit_reasm__add(&st->ra, chunk, &img);
-	if (err == -EBADMSG) {
+	/* the image is live from the chunk that finishes it on */
+	err = flowjit_reasm_add(&st->ra, chunk, time, &img);
+	if (st->ra.counts.overlap != was.overlap ||
+	    st->ra.counts.incomplete != was.incomplete)
 		st->stats.chunk_errors++;
-		return 0;
+	if (st->ra.counts.bad_csum != was.bad_csum) {
+		pr_debug("flowjit: image of %#llx+%llu: CRC-32C mismatch, dropped\n",
+			 (unsigned long long)rec->addr, (unsigned long long)rec->len);
+		st->stats.csum_errors++;
 	}
 	if (err <= 0)
 		return err;
-	if (!img->csum_ok) {
-		pr_debug("flowjit: image of %#llx+%llu: CRC-32C mismatch, dropped\n",
-			 (unsigned long long)img->rec.addr, (unsigned long long)img->rec.len);
-		st->stats.csum_errors++;
-		err = 0;
-	} else {
-		err = flowjit_store__add_image(st, img, time, added);
-	}
-	flowjit_image__delete(img);
+	err = flowjit_store__add_image(st, &img, time, added);
+	free(img.bytes);
 	return err;
 }
 
@@ -451,7 +450,7 @@ size_t flowjit_store__fprintf_stats(const struct flowjit_store *st, FILE *fp)
 		       (unsigned long long)s->bad_records,
 		       (unsigned long long)s->unknown_version,
 		       (unsigned long long)s->chunk_errors);
-	ret += fprintf(fp, " %llu bad CRC-32C, %u unfinished;",
+	ret += fprintf(fp, " %llu bad CRC-32C, %zu unfinished;",
 		       (unsigned long long)s->csum_errors, st->ra.nr_pending);
 	ret += fprintf(fp, " %llu reads at their time, %llu from a later image\n",
 		       (unsigned long long)s->lookups, (unsigned long long)s->late_lookups);

@@ -64,7 +64,7 @@ struct flowjit_store_stats {
 	u64		retires;
 	u64		bad_records;	/* refused by flowjit__parse() */
 	u64		unknown_version;
-	u64		chunk_errors;	/* gaps, repeats, missing heads */
+	u64		chunk_errors;	/* repeats; images missing chunks */
 	u64		csum_errors;	/* reassembled, CRC-32C wrong: dropped */
 	u64		lookups;	/* bytes served at the time asked */
 	u64		late_lookups;	/* served from an image newer than asked */
@@ -89,10 +89,11 @@ void flowjit_store__delete(struct flowjit_store *st);
 
 /*
  * Add one PERF_RECORD_FLOWJIT record of perf time @time. Images become
- * revisions once their last chunk arrived with a good CRC-32C; bad and
- * out of sequence records are counted and dropped. Records may come in
- * any order of time (the store orders them); chunks of one image must
- * come in order, as the kernel writes them. If @added is not NULL it is
+ * revisions of the time of the chunk that finishes them, once all their
+ * bytes arrived with a good CRC-32C (flowjit_reasm_add()); bad and
+ * repeated records are counted and dropped, images missing chunks stay
+ * unfinished. Records may come in any order of time (the store orders
+ * them), and so may the chunks of an image. If @added is not NULL it is
  * set to the revision the record finished, or NULL. Returns 0, or
  * -ENOMEM.
  */

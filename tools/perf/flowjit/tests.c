@@ -38,7 +38,7 @@ static union perf_event *fjt_record(void *buf, const u8 *obj, u64 len, u32 off,
 		.len = len,
 		.id = 42,
 		.revision = 1,
-		.csum = flowjit__csum(obj, len),
+		.csum = flowjit_csum(obj, len),
 		.chunk_off = off,
 		.chunk_len = n,
 	};
@@ -66,11 +66,11 @@ static int test__flowjit_crc32c(struct test_suite *t __maybe_unused,
 
 	/* the check value of CRC-32C (iSCSI), as the uapi header says */
 	TEST_ASSERT_VAL("crc32c(\"123456789\")",
-			flowjit__csum("123456789", 9) == FJT_CHECK_VALUE);
-	crc = flowjit__crc32c(~0U, "1234", 4);
-	crc = flowjit__crc32c(crc, "56789", 5);
+			flowjit_csum("123456789", 9) == FJT_CHECK_VALUE);
+	crc = flowjit_crc32c(~0U, "1234", 4);
+	crc = flowjit_crc32c(crc, "56789", 5);
 	TEST_ASSERT_VAL("crc32c in two steps", ~crc == FJT_CHECK_VALUE);
-	TEST_ASSERT_VAL("crc32c of nothing", flowjit__csum("", 0) == 0);
+	TEST_ASSERT_VAL("crc32c of nothing", flowjit_csum("", 0) == 0);
 	return TEST_OK;
 }
 
@@ -86,7 +86,7 @@ static int test__flowjit_parse(struct test_suite *t __maybe_unused,
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 16);
 	rec = (void *)(&event->header + 1);
 	TEST_ASSERT_VAL("a good record parses", !flowjit__parse(event, &chunk, NULL));
-	TEST_ASSERT_VAL("record fields", chunk.rec->id == 42 && chunk.rec->len == 100);
+	TEST_ASSERT_VAL("record fields", chunk.rec.id == 42 && chunk.rec.len == 100);
 	TEST_ASSERT_VAL("record bytes", !memcmp(chunk.bytes, obj, sizeof(obj)));
 
 	rec->op = FLOWJIT_OP_RETIRE;
@@ -94,10 +94,10 @@ static int test__flowjit_parse(struct test_suite *t __maybe_unused,
 	rec->chunk_len = 0;
 	event->header.size = sizeof(event->header) + sizeof(*rec);
 	TEST_ASSERT_VAL("retire parses", !flowjit__parse(event, &chunk, NULL));
-	TEST_ASSERT_VAL("op name", !strcmp(flowjit__op_name(chunk.rec->op), "RETIRE"));
-	TEST_ASSERT_VAL("kind name", !strcmp(flowjit__kind_name(FLOWJIT_KIND_USER_JIT),
+	TEST_ASSERT_VAL("op name", !strcmp(flowjit_op_name(chunk.rec.op), "RETIRE"));
+	TEST_ASSERT_VAL("kind name", !strcmp(flowjit_kind_name(FLOWJIT_KIND_USER_JIT),
 					     "user_jit"));
-	TEST_ASSERT_VAL("unknown kind name", !strcmp(flowjit__kind_name(200), "unknown"));
+	TEST_ASSERT_VAL("unknown kind name", !strcmp(flowjit_kind_name(200), "unknown"));
 
 	/* a user JIT page, as the kernel's user JIT tracking reports it */
 	event = fjt_record(buf, obj, sizeof(obj), 0, sizeof(obj), 0);
@@ -177,31 +177,30 @@ static int test__flowjit_reasm(struct test_suite *t __maybe_unused,
 			       int subtest __maybe_unused)
 {
 	static u8 buf[FJT_BUF], obj[2 * FLOWJIT_CHUNK_MAX + 1000];
-	struct flowjit_image *img = NULL;
 	struct flowjit_chunk chunk;
 	struct flowjit_reasm ra;
+	struct flowjit_image img;
 	union perf_event *event;
 	u32 off, n;
-	int err;
+	int err = 0;
 
 	fjt_fill(obj, sizeof(obj));
-	flowjit_reasm__init(&ra);
+	flowjit_reasm_init(&ra);
 
 	/* three chunks, in order: one image, checksum ok */
 	for (off = 0; off < sizeof(obj); off += n) {
 		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
 		event = fjt_record(buf, obj, sizeof(obj), off, n, 8);
 		TEST_ASSERT_VAL("chunk parses", !flowjit__parse(event, &chunk, NULL));
-		err = flowjit_reasm__add(&ra, &chunk, &img);
+		err = flowjit_reasm_add(&ra, &chunk, off, &img);
 		TEST_ASSERT_VAL("chunk added", err == (off + n == sizeof(obj)));
 	}
-	TEST_ASSERT_VAL("image finished", img && img->got == sizeof(obj));
-	TEST_ASSERT_VAL("image csum ok", img->csum_ok);
-	TEST_ASSERT_VAL("image bytes", !memcmp(img->bytes, obj, sizeof(obj)));
+	TEST_ASSERT_VAL("image finished", img.rec.len == sizeof(obj) && img.time == 0);
+	TEST_ASSERT_VAL("image bytes", !memcmp(img.bytes, obj, sizeof(obj)));
 	TEST_ASSERT_VAL("nothing pending", ra.nr_pending == 0);
-	flowjit_image__delete(img);
+	free(img.bytes);
 
-	/* a corrupted byte in the second chunk: checksum bad */
+	/* a corrupted byte in the second chunk: checksum bad, dropped */
 	for (off = 0; off < sizeof(obj); off += n) {
 		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
 		event = fjt_record(buf, obj, sizeof(obj), off, n, 0);
@@ -211,42 +210,52 @@ static int test__flowjit_reasm(struct test_suite *t __maybe_unused,
 			((u8 *)(rec + 1))[5] ^= 1;
 		}
 		flowjit__parse(event, &chunk, NULL);
-		err = flowjit_reasm__add(&ra, &chunk, &img);
+		err = flowjit_reasm_add(&ra, &chunk, 0, &img);
 	}
-	TEST_ASSERT_VAL("corrupted image finished", err == 1 && img);
-	TEST_ASSERT_VAL("corrupted image: csum bad", !img->csum_ok);
-	flowjit_image__delete(img);
+	TEST_ASSERT_VAL("corrupted image: csum bad", err == 0 && ra.counts.bad_csum == 1);
 
-	/* a missing middle chunk: an error, the object is dropped */
+	/* a missing middle chunk: the object stays unfinished */
 	event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
 	flowjit__parse(event, &chunk, NULL);
-	TEST_ASSERT_VAL("first chunk", flowjit_reasm__add(&ra, &chunk, &img) == 0);
+	TEST_ASSERT_VAL("first chunk", flowjit_reasm_add(&ra, &chunk, 0, &img) == 0);
 	event = fjt_record(buf, obj, sizeof(obj), 2 * FLOWJIT_CHUNK_MAX, 1000, 0);
 	flowjit__parse(event, &chunk, NULL);
-	TEST_ASSERT_VAL("gap", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
-	TEST_ASSERT_VAL("gap: dropped", ra.nr_pending == 0 && !img);
+	TEST_ASSERT_VAL("gap", flowjit_reasm_add(&ra, &chunk, 0, &img) == 0);
+	TEST_ASSERT_VAL("gap: pending", ra.nr_pending == 1);
+	flowjit_reasm_flush(&ra);
+	TEST_ASSERT_VAL("gap: unfinished", ra.counts.incomplete == 1 && !ra.nr_pending);
 
-	/* a chunk without its head */
-	TEST_ASSERT_VAL("no head", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
+	/* a repeated chunk: the object is dropped once all its bytes came */
+	for (off = 0; off < sizeof(obj); off += n) {
+		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
+		event = fjt_record(buf, obj, sizeof(obj), off, n, 0);
+		flowjit__parse(event, &chunk, NULL);
+		err = flowjit_reasm_add(&ra, &chunk, 0, &img);
+		if (off == FLOWJIT_CHUNK_MAX)
+			err = flowjit_reasm_add(&ra, &chunk, 0, &img);
+	}
+	TEST_ASSERT_VAL("repeat", err == 0 && ra.counts.overlap == 1 && !ra.nr_pending);
 
-	/* a repeated chunk */
+	/* its head again after a lost chunk: a new copy, the old one unfinished */
 	event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
 	flowjit__parse(event, &chunk, NULL);
-	flowjit_reasm__add(&ra, &chunk, &img);
-	TEST_ASSERT_VAL("repeat", flowjit_reasm__add(&ra, &chunk, &img) == -EBADMSG);
+	flowjit_reasm_add(&ra, &chunk, 0, &img);
+	TEST_ASSERT_VAL("head again", flowjit_reasm_add(&ra, &chunk, 0, &img) == 0 &&
+			ra.counts.incomplete == 2 && ra.nr_pending == 1);
+	flowjit_reasm_flush(&ra);
 
 	/* more unfinished objects than kept: the oldest go, no leak */
-	for (off = 0; off < 2 * FLOWJIT_REASM_MAX; off++) {
+	for (off = 0; off < 2 * FLOWJIT_PENDING_MAX; off++) {
 		struct flowjit_record *rec;
 
 		event = fjt_record(buf, obj, sizeof(obj), 0, FLOWJIT_CHUNK_MAX, 0);
 		rec = (void *)(&event->header + 1);
 		rec->addr += off * 0x10000;
 		flowjit__parse(event, &chunk, NULL);
-		TEST_ASSERT_VAL("pending", flowjit_reasm__add(&ra, &chunk, &img) == 0);
+		TEST_ASSERT_VAL("pending", flowjit_reasm_add(&ra, &chunk, 0, &img) == 0);
 	}
-	TEST_ASSERT_VAL("bounded", ra.nr_pending == FLOWJIT_REASM_MAX);
-	flowjit_reasm__exit(&ra);
+	TEST_ASSERT_VAL("bounded", ra.nr_pending == FLOWJIT_PENDING_MAX);
+	flowjit_reasm_fini(&ra);
 	return TEST_OK;
 }
 
@@ -269,7 +278,7 @@ static union perf_event *fjt_obj(void *buf, u8 kind, u8 op, u64 asid, u32 pid, u
 		.addr = addr,
 		.len = len,
 		.revision = revision,
-		.csum = n ? flowjit__csum(bytes, n) : 0,
+		.csum = n ? flowjit_csum(bytes, n) : 0,
 		.chunk_len = n,
 	};
 	if (n)
@@ -579,7 +588,7 @@ static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("head", !flowjit_store__add_event(st, event, 10, &added) && !added);
 	event = fjt_record(buf, obj, sizeof(obj), 2 * FLOWJIT_CHUNK_MAX, 100, 8);
 	TEST_ASSERT_VAL("gap", !flowjit_store__add_event(st, event, 10, &added) && !added);
-	TEST_ASSERT_VAL("gap counted", st->stats.chunk_errors == 1 && !st->nr_revs);
+	TEST_ASSERT_VAL("gap: unfinished", st->ra.nr_pending == 1 && !st->nr_revs);
 	/* a bad CRC-32C: dropped */
 	for (off = 0; off < sizeof(obj); off += n) {
 		n = min_t(u32, sizeof(obj) - off, FLOWJIT_CHUNK_MAX);
@@ -613,6 +622,7 @@ static int test__flowjit_store_errors(struct test_suite *t __maybe_unused,
 		flowjit_store__add_event(st, event, 50, &added);
 	}
 	TEST_ASSERT_VAL("image added", added && st->nr_revs == 1 && st->stats.images == 1);
+	TEST_ASSERT_VAL("the copy with a gap counted", st->stats.chunk_errors == 1);
 	TEST_ASSERT_VAL("read across chunks",
 			flowjit_store__read(st, 0, 0xffffffffa0001000ULL + FLOWJIT_CHUNK_MAX - 8,
 					    50, false, out, 16) == 16 &&
@@ -641,30 +651,31 @@ static int fjt_synth_process(struct perf_tool *tool __maybe_unused,
 			     struct machine *machine __maybe_unused)
 {
 	struct fjt_synth *s = fjt_synth;
-	struct flowjit_image *img;
 	struct flowjit_chunk chunk;
+	struct flowjit_image img;
+	int err;
 
 	s->records++;
 	if (flowjit__parse(event, &chunk, NULL) ||
-	    !(chunk.rec->flags & FLOWJIT_F_EXISTING) || chunk.rec->sub >= 4 ||
-	    chunk.rec->kind != (chunk.rec->sub ? FLOWJIT_KIND_BPF_SUBPROG :
+	    !(chunk.rec.flags & FLOWJIT_F_EXISTING) || chunk.rec.sub >= 4 ||
+	    chunk.rec.kind != (chunk.rec.sub ? FLOWJIT_KIND_BPF_SUBPROG :
 						 FLOWJIT_KIND_BPF_PROG)) {
 		s->bad++;
 		return 0;
 	}
-	if (flowjit_reasm__add(&s->ra, &chunk, &img) < 0) {
+	err = flowjit_reasm_add(&s->ra, &chunk, 0, &img);
+	if (err < 0 || s->ra.counts.bad_csum) {
 		s->bad++;
 		return 0;
 	}
-	if (!img)
+	if (!err)
 		return 0;
-	if (!img->csum_ok || img->rec.addr != s->addr[img->rec.sub] ||
-	    img->rec.len != s->len[img->rec.sub] ||
-	    memcmp(img->bytes, s->bytes + s->off, img->rec.len))
+	if (img.rec.addr != s->addr[img.rec.sub] || img.rec.len != s->len[img.rec.sub] ||
+	    memcmp(img.bytes, s->bytes + s->off, img.rec.len))
 		s->bad++;
-	s->off += img->rec.len;
+	s->off += img.rec.len;
 	s->images++;
-	flowjit_image__delete(img);
+	free(img.bytes);
 	return 0;
 }
 
@@ -678,7 +689,7 @@ static int test__flowjit_synth_bpf(struct test_suite *t __maybe_unused,
 	int err;
 
 	memset(&s, 0, sizeof(s));
-	flowjit_reasm__init(&s.ra);
+	flowjit_reasm_init(&s.ra);
 	fjt_fill(s.bytes, sizeof(s.bytes));
 	s.addr[0] = 0xffffffffa0000000ULL;
 	s.addr[1] = 0xffffffffa0002000ULL;
@@ -703,7 +714,7 @@ static int test__flowjit_synth_bpf(struct test_suite *t __maybe_unused,
 	s.records = 0;
 	err = flowjit__synthesize_bpf_prog(NULL, fjt_synth_process, &machine, &info);
 	TEST_ASSERT_VAL("inconsistent info refused", err == -EINVAL && !s.records);
-	flowjit_reasm__exit(&s.ra);
+	flowjit_reasm_fini(&s.ra);
 	return TEST_OK;
 }
 

@@ -870,7 +870,7 @@ static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
 			    uint64_t nerrors)
 {
 	const struct pr_replay_counts *c = &rp->cnt;
-	const struct pr_fj_asm *fj = &rp->fj;
+	const struct flowjit_counts *fj = &rp->fj.counts;
 	uint64_t nsync = 0, novf = 0, aux = 0;
 	int json = rp->opts.json;
 	size_t i, j;
@@ -924,7 +924,7 @@ static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
 			",\"text_pokes\":%" PRIu64 "}",
 			c->fj_records, c->fj_ignored, fj->complete,
 			fj->bad_csum, fj->incomplete, fj->overlap,
-			fj->too_large, fj->bad_records, c->fj_unknown_version,
+			fj->too_large, fj->bad_records, fj->unknown_version,
 			c->fj_retired, c->fj_retire_unmatched, c->lost,
 			c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
@@ -959,7 +959,7 @@ static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
 		fj->bad_csum + fj->incomplete + fj->overlap + fj->too_large,
 		fj->bad_csum, fj->incomplete, fj->overlap, fj->too_large);
 	fprintf(out, "  malformed records:    %" PRIu64 " (unknown version %"
-		PRIu64 ")\n", fj->bad_records, c->fj_unknown_version);
+		PRIu64 ")\n", fj->bad_records, fj->unknown_version);
 	fprintf(out, "  retired:              %" PRIu64 " (unmatched %" PRIu64
 		")\n", c->fj_retired, c->fj_retire_unmatched);
 	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64

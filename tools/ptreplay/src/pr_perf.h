@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libflowjit.h"
+
 /* Record types read here (linux/perf_event.h, tools/perf/util/event.h). */
 enum {
 	PR_REC_MMAP		= 1,
@@ -31,7 +33,7 @@ enum {
 	PR_REC_KSYMBOL		= 17,
 	PR_REC_BPF_EVENT	= 18,
 	PR_REC_TEXT_POKE	= 20,
-	PR_REC_FLOWJIT		= 63,
+	PR_REC_FLOWJIT		= FLOWJIT_PERF_RECORD_TYPE,
 	PR_REC_AUXTRACE_INFO	= 70,
 	PR_REC_AUXTRACE		= 71,
 };

@@ -40,7 +40,7 @@ void pr_replay_init(struct pr_replay *rp, const struct pr_replay_opts *opts)
 	rp->store.no_files = rp->opts.no_files;
 	rp->store.symbols = !!(rp->opts.outputs & (PR_OUT_CALLS |
 						  PR_OUT_PROFILE));
-	pr_fj_asm_init(&rp->fj);
+	flowjit_reasm_init(&rp->fj);
 }
 
 void pr_replay_fini(struct pr_replay *rp)
@@ -58,7 +58,7 @@ void pr_replay_fini(struct pr_replay *rp)
 	for (i = 0; i < rp->ncpu; ++i)
 		free(rp->cpu[i].sw);
 	free(rp->cpu);
-	pr_fj_asm_fini(&rp->fj);
+	flowjit_reasm_fini(&rp->fj);
 	pr_store_fini(&rp->store);
 	pr_perf_fini(&rp->perf);
 	memset(rp, 0, sizeof(*rp));
@@ -409,22 +409,22 @@ static void pr_replay_fork_space(struct pr_replay *rp, uint32_t pid,
 }
 
 static void pr_replay_fj_name(char *buf, size_t size,
-			      const struct pr_fj_rec *r)
+			      const struct flowjit_record *r)
 {
+	uint64_t id = r->id, addr = r->addr;	/* __u64 is unsigned long long */
+
 	switch (r->kind) {
-	case PR_FJ_BPF_PROG:
-		snprintf(buf, size, "bpf_prog_%" PRIu64, r->id);
+	case FLOWJIT_KIND_BPF_PROG:
+		snprintf(buf, size, "bpf_prog_%" PRIu64, id);
 		break;
-	case PR_FJ_BPF_SUBPROG:
-		snprintf(buf, size, "bpf_prog_%" PRIu64 "_sub%u", r->id,
-			 r->sub);
+	case FLOWJIT_KIND_BPF_SUBPROG:
+		snprintf(buf, size, "bpf_prog_%" PRIu64 "_sub%u", id, r->sub);
 		break;
-	case PR_FJ_USER_JIT:
-		snprintf(buf, size, "jit:%u:0x%" PRIx64, r->pid, r->addr);
+	case FLOWJIT_KIND_USER_JIT:
+		snprintf(buf, size, "jit:%u:0x%" PRIx64, r->pid, addr);
 		break;
 	default:
-		snprintf(buf, size, "flowjit:%u:0x%" PRIx64, r->kind,
-			 r->addr);
+		snprintf(buf, size, "flowjit:%u:0x%" PRIx64, r->kind, addr);
 		break;
 	}
 }
@@ -432,8 +432,9 @@ static void pr_replay_fj_name(char *buf, size_t size,
 static int pr_replay_flowjit(struct pr_replay *rp,
 			     const struct pr_perf_rec *rec)
 {
-	struct pr_fj_image img;
-	struct pr_fj_rec fr;
+	struct flowjit_image img;
+	struct flowjit_chunk chunk;
+	const struct flowjit_record *fr = &chunk.rec;
 	uint32_t space;
 	int status;
 
@@ -442,21 +443,21 @@ static int pr_replay_flowjit(struct pr_replay *rp,
 		rp->cnt.fj_ignored += 1;
 		return 0;
 	}
-	status = pr_fj_parse(&fr, rec->body, rec->body_size);
-	if (status > 0) {
-		rp->cnt.fj_unknown_version += 1;
+	status = flowjit_reasm_parse(&rp->fj, &chunk, rec->body,
+				     rec->body_size, NULL);
+	if (status)
 		return 0;
-	}
-	if (status < 0 || !rec->sid.has_time) {
-		rp->fj.bad_records += 1;
+	/* a record without time cannot be placed: malformed here */
+	if (!rec->sid.has_time) {
+		rp->fj.counts.bad_records += 1;
 		return 0;
 	}
 	/* for now user address spaces are mapped by pid */
-	space = fr.asid ? fr.pid : 0;
+	space = fr->asid ? fr->pid : 0;
 
-	if (fr.op == PR_FJ_OP_RETIRE) {
-		if (pr_store_retire(&rp->store, space, fr.addr,
-				    fr.addr + fr.len, rec->sid.time,
+	if (fr->op == FLOWJIT_OP_RETIRE) {
+		if (pr_store_retire(&rp->store, space, fr->addr,
+				    fr->addr + fr->len, rec->sid.time,
 				    PR_RGN_FLOWJIT, 1))
 			rp->cnt.fj_retired += 1;
 		else
@@ -464,7 +465,7 @@ static int pr_replay_flowjit(struct pr_replay *rp,
 		return 0;
 	}
 
-	status = pr_fj_asm_add(&rp->fj, &fr, rec->sid.time, &img);
+	status = flowjit_reasm_add(&rp->fj, &chunk, rec->sid.time, &img);
 	if (status < 0)
 		return pr_replay_fail(rp, "out of memory");
 	if (status > 0) {
@@ -761,7 +762,7 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
 
-	pr_fj_asm_finish(&rp->fj);
+	flowjit_reasm_flush(&rp->fj);
 	pr_store_freeze(&rp->store);
 	for (i = 0; i < rp->ncpu; ++i)
 		if (rp->cpu[i].nsw)

@@ -14,7 +14,7 @@
 #ifndef PR_REPLAY_H
 #define PR_REPLAY_H
 
-#include "pr_flowjit.h"
+#include "libflowjit.h"
 #include "pr_perf.h"
 #include "pr_store.h"
 
@@ -83,7 +83,7 @@ struct pr_replay_counts {
 	uint64_t aux_truncated, aux_partial, aux_collision;
 	uint64_t mmaps, mmaps_unreadable;
 	uint64_t ksymbols, bpf_loads, bpf_unloads, text_pokes;
-	uint64_t fj_records, fj_ignored, fj_unknown_version, fj_retired;
+	uint64_t fj_records, fj_ignored, fj_retired;
 	uint64_t fj_retire_unmatched;
 	uint64_t execs, forks;
 };
@@ -93,7 +93,7 @@ struct pr_replay {
 	struct pr_perf perf;
 	struct pr_pt_info info;
 	struct pr_store store;
-	struct pr_fj_asm fj;
+	struct flowjit_reasm fj;
 
 	struct pr_queue *q;
 	size_t nq;

@@ -3,7 +3,7 @@
  * mkperf: write the JIT scenario of pr_mkperf.h as a perf.data file, for
  * the CLI tests.  usage: mkperf FILE
  */
-#include "pr_flowjit.h"
+#include "libflowjit.h"
 #include "pr_mkperf.h"
 
 #include <stdio.h>
@@ -18,7 +18,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: mkperf FILE\n");
 		return 1;
 	}
-	file = mkp_scenario_file(pr_crc32c, 1, &size);
+	file = mkp_scenario_file(flowjit_csum, 1, &size);
 	f = fopen(argv[1], "w");
 	if (!f || fwrite(file, 1, size, f) != size || fclose(f)) {
 		perror(argv[1]);

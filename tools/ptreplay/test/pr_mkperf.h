@@ -13,6 +13,8 @@
 
 #include <intel-pt.h>
 
+#include "libflowjit.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,24 +158,15 @@ static inline void mkp_flowjit_rec(struct mkp *m, uint8_t kind, uint8_t op,
 				   const uint8_t *bytes, uint32_t off,
 				   uint32_t n, uint64_t time)
 {
-	size_t at = mkp_begin(m, 63, 0);
+	struct flowjit_record rec = {
+		.version = FLOWJIT_RECORD_VERSION, .kind = kind, .op = op,
+		.asid = asid, .pid = pid, .tid = pid, .addr = addr,
+		.len = len, .id = id, .revision = revision, .csum = csum,
+		.chunk_off = off, .chunk_len = n,
+	};
+	size_t at = mkp_begin(m, FLOWJIT_PERF_RECORD_TYPE, 0);
 
-	mkp_u16(m, 1);
-	mkp_put(m, &kind, 1);
-	mkp_put(m, &op, 1);
-	mkp_u32(m, 0);
-	mkp_u64(m, asid);
-	mkp_u32(m, pid);
-	mkp_u32(m, pid);
-	mkp_u64(m, addr);
-	mkp_u64(m, len);
-	mkp_u64(m, id);
-	mkp_u32(m, 0);
-	mkp_u32(m, revision);
-	mkp_u32(m, csum);
-	mkp_u32(m, off);
-	mkp_u32(m, n);
-	mkp_u32(m, 0);
+	mkp_put(m, &rec, sizeof(rec));
 	if (n)
 		mkp_put(m, bytes + off, n);
 	mkp_end(m, at, pid, pid, time, 0);
@@ -187,7 +180,7 @@ static inline void mkp_flowjit(struct mkp *m, uint8_t kind, uint64_t asid,
 			       const uint8_t *bytes, uint32_t len,
 			       uint64_t id, uint32_t revision, uint64_t time,
 			       uint32_t chunk, int skip_chunk, int bad_csum,
-			       uint32_t (*crc)(const uint8_t *, size_t))
+			       uint32_t (*crc)(const void *, size_t))
 {
 	uint32_t csum = crc(bytes, len) ^ (bad_csum ? 1 : 0), off;
 	int idx = 0;
@@ -356,7 +349,7 @@ static inline size_t mkpt_fini(struct mkpt *p)
 	"  100  ffffffffa0001001\n"
 
 static inline void mkp_scenario_split(struct mkp *m,
-				      uint32_t (*crc)(const uint8_t *, size_t),
+				      uint32_t (*crc)(const void *, size_t),
 				      size_t nsplit)
 {
 	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
@@ -420,7 +413,7 @@ static inline void mkp_scenario_split(struct mkp *m,
 /* The scenario in @nsplit AUXTRACE buffers as a perf.data file of *@size
  * bytes, to be freed by the caller.
  */
-static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const uint8_t *,
+static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
 							 size_t),
 					 size_t nsplit, size_t *size)
 {

@@ -18,7 +18,7 @@ static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
 	FILE *out;
 	int status;
 
-	f = mkp_scenario_file(pr_crc32c, nsplit, &size);
+	f = mkp_scenario_file(flowjit_csum, nsplit, &size);
 	opts->no_files = 1;
 	opts->progress = 0;
 	pr_replay_init(&rp, opts);
@@ -164,7 +164,7 @@ static struct prt_result endless_loop(void)
 
 	mkp_auxtrace_info(&m);
 	mkp_flowjit(&m, 7, 1, 100, 0x10000, jmp_self, 2, 0, 1, 10, 4096, -1,
-		    0, pr_crc32c);
+		    0, flowjit_csum);
 	mkpt_init(&pt);
 	mkpt_psb(&pt, 100);
 	mkpt_tip(&pt, ppt_tip_pge, 0x10000);

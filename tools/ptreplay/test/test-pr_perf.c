@@ -2,14 +2,14 @@
 /*
  * Unit tests for pr_perf: the perf.data reader.
  */
-#include "pr_flowjit.h"
+#include "libflowjit.h"
 #include "pr_mkperf.h"
 #include "pr_perf.h"
 #include "pr_test.h"
 
 static uint8_t *scenario(size_t *size)
 {
-	return mkp_scenario_file(pr_crc32c, 1, size);
+	return mkp_scenario_file(flowjit_csum, 1, size);
 }
 
 static struct prt_result reads_records(void)

@@ -9,7 +9,7 @@
 
 static uint8_t *scenario(size_t *size)
 {
-	return mkp_scenario_file(pr_crc32c, 1, size);
+	return mkp_scenario_file(flowjit_csum, 1, size);
 }
 
 static struct prt_result load_scenario(void)
@@ -27,9 +27,9 @@ static struct prt_result load_scenario(void)
 	prt_uint_eq(pr_replay_pid(&rp, 100), 100);
 	prt_uint_eq(rp.cnt.lost, 3);
 	prt_uint_eq(rp.cnt.lost_events, 1);
-	prt_uint_eq(rp.fj.complete, 4);
-	prt_uint_eq(rp.fj.bad_csum, 1);
-	prt_uint_eq(rp.fj.incomplete, 1);
+	prt_uint_eq(rp.fj.counts.complete, 4);
+	prt_uint_eq(rp.fj.counts.bad_csum, 1);
+	prt_uint_eq(rp.fj.counts.incomplete, 1);
 	prt_uint_eq(rp.cnt.fj_retired, 1);
 	prt_uint_eq(rp.cnt.ksymbols, 3);
 	prt_int_eq(rp.info.valid, 1);
@@ -71,7 +71,7 @@ static struct prt_result load_no_flowjit(void)
 	prt_int_eq(pr_replay_load(&rp, f, size), 0);
 	prt_uint_eq(rp.cnt.fj_records, 14);
 	prt_uint_eq(rp.cnt.fj_ignored, 14);
-	prt_uint_eq(rp.fj.complete, 0);
+	prt_uint_eq(rp.fj.counts.complete, 0);
 	prt_null(pr_store_lookup(&rp.store, 100, 0x10000, 1500, NULL, NULL));
 	pr_replay_fini(&rp);
 	free(f);
@@ -153,7 +153,7 @@ static struct prt_result text_poke(void)
 
 	mkp_auxtrace_info(&m);
 	mkp_flowjit(&m, 1, 0, 1, MKP_KADDR, code, sizeof(code), 9, 1, 100,
-		    4096, -1, 0, pr_crc32c);
+		    4096, -1, 0, flowjit_csum);
 	at = mkp_begin(&m, 20, 0);
 	mkp_u64(&m, MKP_KADDR + 1);
 	mkp_u16(&m, 2);			/* old_len */

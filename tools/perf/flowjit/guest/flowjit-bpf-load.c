@@ -25,25 +25,14 @@
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 
+#include "libflowjit.h"
+
 #define NR_FUNCS	8
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static int sys_bpf(int cmd, union bpf_attr *attr)
 {
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-static uint32_t crc32c(const uint8_t *p, size_t len)
-{
-	uint32_t crc = ~0U;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return ~crc;
 }
 
 static void print_bytes(const uint8_t *p, uint64_t len)
@@ -136,7 +125,7 @@ int main(int argc, char **argv)
 		printf("IMAGE %s id %u sub %u addr %#llx len %u csum %#010x\n",
 		       i ? "bpf_subprog" : "bpf_prog", info.id, i,
 		       (unsigned long long)ksyms[i], lens[i],
-		       crc32c(jited + off, lens[i]));
+		       flowjit_csum(jited + off, lens[i]));
 		print_bytes(jited + off, lens[i]);
 		off += lens[i];
 	}
