@@ -169,6 +169,25 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 	return prot;
 }
 
+/*
+ * The change_protection() flags that re-apply @vma's vm_page_prot to its
+ * PTEs, as mprotect_fixup() computes them: dirty PTEs may keep or regain
+ * write access only where the VMA allows writing (a private writable
+ * VMA, or a shared one that wants write notification). A PTE of a
+ * PROT_READ|PROT_EXEC VMA is dirty from the writes made before the
+ * mprotect(): it must stay read-only.
+ */
+static unsigned long flowjit_cp_flags(struct vm_area_struct *vma)
+{
+	bool try_writable;
+
+	if (vma->vm_flags & VM_SHARED)
+		try_writable = vma_wants_writenotify(vma, vma->vm_page_prot);
+	else
+		try_writable = vma->vm_flags & VM_WRITE;
+	return try_writable ? MM_CP_TRY_CHANGE_WRITABLE : 0;
+}
+
 /* Arm every VMA of @mm flowjit tracks; mmap_lock held for write. */
 static void flowjit_arm_mm(struct mm_struct *mm)
 {
@@ -182,7 +201,7 @@ static void flowjit_arm_mm(struct mm_struct *mm)
 			continue;
 		vma_set_page_prot(vma);
 		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
-				  vma->vm_page_prot, MM_CP_TRY_CHANGE_WRITABLE);
+				  vma->vm_page_prot, flowjit_cp_flags(vma));
 	}
 	tlb_finish_mmu(&tlb);
 }
@@ -652,7 +671,7 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 	/* the pages are at a new address now: their images are not */
 	tlb_gather_mmu(&tlb, vma->vm_mm);
 	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
-			  MM_CP_TRY_CHANGE_WRITABLE);
+			  flowjit_cp_flags(vma));
 	tlb_finish_mmu(&tlb);
 }
 
