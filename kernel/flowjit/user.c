@@ -434,6 +434,15 @@ void flowjit_perf_event_detach(struct perf_event *event)
 }
 
 /*
+ * perf keeps an event on its task across exec, unless it asked for
+ * remove_on_exec (perf_event_remove_on_exec() runs after flowjit_exec()).
+ */
+static bool flowjit_event_follows_exec(struct perf_event *event)
+{
+	return flowjit_event_tracks_user(event) && !event->attr.remove_on_exec;
+}
+
+/*
  * After exec: the tracking of the events that target this task moves to
  * its new address space, which has no code yet, so nothing to arm. A
  * task that inherited such events has each of its address spaces
@@ -441,12 +450,16 @@ void flowjit_perf_event_detach(struct perf_event *event)
  * of its events are the inherited ones cannot be told from event->parent:
  * perf swaps equivalent contexts between parent and child at context
  * switches, so what is left untracked after the loop is that case.
+ * Events that perf removes at exec stop tracking here. If the new image
+ * turns out to raise privileges, perf detaches the events later in exec
+ * and flowjit_exec_drop() undoes this.
  */
 void flowjit_exec(void)
 {
 	struct mm_struct *mm = current->mm;
-	struct flowjit_tracker *t;
+	struct flowjit_tracker *t, *tmp;
 	struct flowjit_mm *fm;
+	LIST_HEAD(dead);
 
 	if (mm && atomic_read(&flowjit_all_users))
 		flowjit_mm_get_state(mm);
@@ -454,18 +467,60 @@ void flowjit_exec(void)
 		return;
 	fm = flowjit_mm_get_state(mm);
 	mutex_lock(&flowjit_trackers_lock);
-	list_for_each_entry(t, &flowjit_trackers, node) {
+	list_for_each_entry_safe(t, tmp, &flowjit_trackers, node) {
 		if (t->event->hw.target != current || t->mm == mm || !fm)
 			continue;
 		flowjit_untrack_locked(t);
+		if (!flowjit_event_follows_exec(t->event)) {
+			list_move(&t->node, &dead);
+			continue;
+		}
 		mmgrab(mm);
 		t->mm = mm;
 		flowjit_mm_user_inc(fm);
 	}
 	mutex_unlock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &dead, node)
+		kfree(t);
 	if (fm && !atomic_read(&fm->users) &&
-	    perf_event_task_has(current, flowjit_event_tracks_user))
+	    perf_event_task_has(current, flowjit_event_follows_exec))
 		flowjit_mm_user_inc(fm);
+}
+
+/*
+ * Exec made the task non-dumpable (a setuid or setgid image, or one it
+ * may not read): perf detaches the task's events after committing the
+ * new credentials (begin_new_exec() calls perf_event_exit_task()), and
+ * the tracking flowjit_exec() gave @mm ends with them, counted or
+ * inherited, before the image runs or has code mapped: nothing to arm
+ * or retire, and an arming queued by an open that raced the exec finds
+ * @mm untracked. The trackers die with the detached events.
+ */
+static void flowjit_exec_drop(struct mm_struct *mm)
+{
+	struct flowjit_tracker *t, *tmp;
+	struct flowjit_mm *fm;
+	LIST_HEAD(dead);
+
+	mutex_lock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &flowjit_trackers, node) {
+		if (t->mm != mm)
+			continue;
+		flowjit_untrack_locked(t);
+		list_move(&t->node, &dead);
+	}
+	/*
+	 * What is left is the count flowjit_exec() gave a task with
+	 * inherited events: at most one, and no open can add to it while
+	 * exec holds exec_update_lock.
+	 */
+	fm = READ_ONCE(mm->flowjit);
+	if (fm && atomic_read(&fm->users))
+		flowjit_mm_user_dec(fm);
+	WARN_ON_ONCE(fm && atomic_read(&fm->users));
+	mutex_unlock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &dead, node)
+		kfree(t);
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
@@ -705,16 +760,26 @@ void flowjit_mm_init(struct mm_struct *mm)
 }
 
 /*
- * The task exits. Its perf events go before its address space does
- * (perf_event_exit_task() runs before exit_mm()): if it is the last user,
- * retire the address space now, while its own events still see it.
+ * perf_event_exit_task(), called when the task exits and when it execs a
+ * non-dumpable image. At exit its perf events go before its address
+ * space does (perf_event_exit_task() runs before exit_mm()): if it is the
+ * last user, retire the address space now, while its own events still
+ * see it.
  */
 void flowjit_task_exit(struct task_struct *tsk)
 {
 	struct mm_struct *mm = tsk->mm;
 	struct flowjit_mm *fm;
 
-	if (!mm || atomic_read(&mm->mm_users) != 1)
+	if (!mm)
+		return;
+	/* the other caller: exec of an image that is not dumpable */
+	if (!(tsk->flags & PF_EXITING)) {
+		if (READ_ONCE(mm->flowjit))
+			flowjit_exec_drop(mm);
+		return;
+	}
+	if (atomic_read(&mm->mm_users) != 1)
 		return;
 	fm = READ_ONCE(mm->flowjit);
 	if (!flowjit_fm_tracked(fm) || fm->retired)
