@@ -70,7 +70,11 @@ struct flowjit_seen {
 
 /*
  * Per address space state, hung off mm->flowjit on first use and freed
- * with the mm.
+ * with the mm. Other address spaces read it too: the alias walk of a
+ * shared page (__flowjit_rearm_aliases()) asks whether the mm of each
+ * executable mapping is tracked, and finds the mappings of an exiting mm
+ * until exit_mmap() unlinks them, after flowjit_mm_exit() ran. So it is
+ * freed after an RCU grace period, and such readers hold rcu_read_lock().
  */
 struct flowjit_mm {
 	u64		asid;		/* never reused in a boot */
@@ -79,6 +83,7 @@ struct flowjit_mm {
 	bool		retired;	/* the retire record is written */
 	spinlock_t	seen_lock;	/* protects seen[] */
 	struct flowjit_seen *seen;	/* FLOWJIT_SEEN_SLOTS, or NULL */
+	struct rcu_head	rcu;		/* for kfree_rcu() */
 };
 
 /*
@@ -156,9 +161,24 @@ static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 		      atomic_read(&flowjit_all_users) > 0);
 }
 
+/*
+ * Is @mm tracked? The caller holds a reference on @mm's users (its own
+ * mm, get_task_mm()), or rcu_read_lock() (see struct flowjit_mm).
+ */
 bool flowjit_mm_tracked(struct mm_struct *mm)
 {
 	return flowjit_fm_tracked(READ_ONCE(mm->flowjit));
+}
+
+/* the same for a mm found through a file's i_mmap: it may be exiting */
+static bool flowjit_other_mm_tracked(struct mm_struct *mm)
+{
+	bool tracked;
+
+	rcu_read_lock();
+	tracked = flowjit_mm_tracked(mm);
+	rcu_read_unlock();
+	return tracked;
 }
 
 /* The page protection of a tracked VMA: never executable. */
@@ -634,7 +654,9 @@ unlock:
  * snapshots what is written now. The page lock orders this against the
  * exec fault, which write-protects the writable mappings under it before
  * its snapshot. The VMAs found under i_mmap_rwsem keep their page tables
- * (free_pgtables() unlinks them first), as for the reverse map.
+ * (free_pgtables() unlinks them first), as for the reverse map; their
+ * mm may be exiting, its flowjit state already freed (RCU, see struct
+ * flowjit_mm).
  */
 void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 {
@@ -651,7 +673,7 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 		pte_t *ptep, pte;
 
 		if (vma == except || !flowjit_vma_trackable(vma) ||
-		    !flowjit_mm_tracked(vma->vm_mm))
+		    !flowjit_other_mm_tracked(vma->vm_mm))
 			continue;
 		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
@@ -804,6 +826,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	if (atomic_read(&fm->users))
 		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
-	kfree(fm->seen);
-	kfree(fm);
+	kfree(fm->seen);	/* read by this mm's own faults only */
+	/* an alias walk may still read fm->users: see struct flowjit_mm */
+	kfree_rcu(fm, rcu);
 }
