@@ -252,6 +252,7 @@ static int call_in_time(const uint8_t *fn)
 TEST_F(shmem_thp, exec_from_huge_page_of_memfd)
 {
 	struct fj_set *set;
+	struct fj_obj *o;
 	int v;
 
 	if (self->skip)
@@ -266,8 +267,16 @@ TEST_F(shmem_thp, exec_from_huge_page_of_memfd)
 	ASSERT_EQ(60, v) TH_LOG("%s", v == -SIGALRM ?
 		"the instruction fetch faulted for 10 s" : "the call failed");
 	ASSERT_EQ(60, call(self->x));
+	/* a rewrite through the RW mapping, itself PMD-mapped */
+	emit_ret_imm(self->w + 16, 62);
+	ASSERT_EQ(62, call(self->x + 16));
 	fj_collect(&self->sb, set);
-	EXPECT_NE(NULL, find_page(set, (uintptr_t)self->x, 0));
+	o = find_page(set, (uintptr_t)self->x, 0);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(60, o->bytes[1]);
+	o = find_page(set, (uintptr_t)self->x, o->rec.revision);
+	ASSERT_NE(NULL, o) TH_LOG("no snapshot of the rewrite");
+	EXPECT_EQ(0, memcmp(o->bytes, self->w, PAGE));
 	fj_reset(set);
 	free(set);
 }

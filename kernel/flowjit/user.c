@@ -653,10 +653,11 @@ unlock:
  * it in a tracked address space, so that its next instruction fetch
  * snapshots what is written now. The page lock orders this against the
  * exec fault, which write-protects the writable mappings under it before
- * its snapshot. The VMAs found under i_mmap_rwsem keep their page tables
- * (free_pgtables() unlinks them first), as for the reverse map; their
- * mm may be exiting, its flowjit state already freed (RCU, see struct
- * flowjit_mm).
+ * its snapshot. The mappings are found as the reverse map finds them:
+ * the VMAs under i_mmap_rwsem keep their page tables (free_pgtables()
+ * unlinks them first), and page_vma_mapped_walk() finds the page mapped
+ * by a PTE or a PMD. Their mm may be exiting, its flowjit state already
+ * freed (RCU, see struct flowjit_mm).
  */
 void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 {
@@ -668,26 +669,39 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 		return;
 	i_mmap_lock_read(mapping);
 	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
-		unsigned long addr;
-		spinlock_t *ptl;	/* of ptep */
-		pte_t *ptep, pte;
+		/* this 4 KiB page only, also of a huge folio */
+		struct page_vma_mapped_walk pvmw = {
+			.pfn = page_to_pfn(page),
+			.nr_pages = 1,
+			.pgoff = pgoff,
+			.vma = vma,
+			.address = vma->vm_start +
+				   ((pgoff - vma->vm_pgoff) << PAGE_SHIFT),
+		};
 
 		if (vma == except || !flowjit_vma_trackable(vma) ||
 		    !flowjit_other_mm_tracked(vma->vm_mm))
 			continue;
-		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
-		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
-			continue;
-		__acquire(ptl);		/* follow_pte() took it: tell sparse */
-		pte = ptep_get(ptep);
-		/* executable PTEs flowjit made are read-only: no dirty bit */
-		if (pte_present(pte) && pte_exec(pte) &&
-		    pte_pfn(pte) == page_to_pfn(page)) {
-			set_pte_at(vma->vm_mm, addr, ptep,
-				   pte_set_flags(pte, _PAGE_NX));
-			flush_tlb_page(vma, addr);
+		while (page_vma_mapped_walk(&pvmw)) {
+			pte_t pte;
+
+			/*
+			 * Mapped by a PMD: mapped before tracking began,
+			 * and made non-executable by the arming (before
+			 * it, nothing is re-armed anyway). A fetch splits
+			 * it, and no new one is mapped while the VMA's
+			 * protection is non-executable.
+			 */
+			if (!pvmw.pte)
+				continue;
+			pte = ptep_get(pvmw.pte);
+			/* executable PTEs flowjit made are read-only: no dirty bit */
+			if (pte_exec(pte)) {
+				set_pte_at(vma->vm_mm, pvmw.address, pvmw.pte,
+					   pte_set_flags(pte, _PAGE_NX));
+				flush_tlb_page(vma, pvmw.address);
+			}
 		}
-		pte_unmap_unlock(ptep, ptl);
 	}
 	i_mmap_unlock_read(mapping);
 }
