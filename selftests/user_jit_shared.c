@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "../kselftest_harness.h"
 #include "user_jit.h"
@@ -217,6 +218,86 @@ TEST_F(shared, named_file_is_not_tracked)
 	munmap(x, PAGE);
 	close(fd);
 	unlink("/tmp/fj-named-code");
+}
+
+/*
+ * Tracked processes that map the memfd executable exit while this one
+ * rewrites and runs its code: every write fault walks the executable
+ * mappings of the page, those of the exiting processes too, whose
+ * flowjit state is freed as their address space goes (review 2026-11-24,
+ * finding 3: it was read after kfree()). Without KASAN a read after free
+ * goes unseen: what this shows on the test kernel is that the walk
+ * survives the exits, and that every revision that ran is the one
+ * written; a KASAN kernel reports the read itself.
+ */
+#define EXITERS_SECONDS	3
+
+/* in a child: fork tracked processes that run the code and exit */
+static void spawn_exiters(const uint8_t *x, int *spawned)
+{
+	time_t end = time(NULL) + EXITERS_SECONDS;
+
+	while (time(NULL) < end) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			_exit(1);
+		if (pid == 0) {
+			struct perf_event_attr attr;
+
+			/* its own flowjit state, armed, freed at exit */
+			sb_attr_init(&attr);
+			attr.flowjit = 1;
+			attr.exclude_kernel = 1;
+			if (sb_perf_event_open(&attr, 0, -1) < 0)
+				_exit(2);
+			call(x);
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) != pid || status)
+			_exit(3);
+		__atomic_add_fetch(spawned, 1, __ATOMIC_RELAXED);
+	}
+	_exit(0);
+}
+
+static void ignore_record(const struct perf_event_header *hdr,
+			  const struct sb_id *id, void *arg)
+{
+}
+
+TEST_F(shared, alias_rearm_races_exiting_processes)
+{
+	int *spawned = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	time_t end = time(NULL) + EXITERS_SECONDS;
+	pid_t spawner[2];
+	int i, n = 0, status;
+
+	ASSERT_NE(MAP_FAILED, spawned);
+	*spawned = 0;
+	emit_ret_imm(self->w, 0);
+	for (i = 0; i < 2; i++) {
+		spawner[i] = fork();
+		ASSERT_LE(0, spawner[i]);
+		if (spawner[i] == 0)
+			spawn_exiters(self->x, spawned);
+	}
+	while (time(NULL) < end) {
+		n++;
+		emit_ret_imm(self->w, n);
+		ASSERT_EQ(n, call(self->x));
+		/* drain: a full buffer would only drop records */
+		sb_drain(&self->sb, ignore_record, NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(spawner[i], waitpid(spawner[i], &status, 0));
+		EXPECT_EQ(0, status);
+	}
+	TH_LOG("%d rewrites while %d tracked processes exited", n, *spawned);
+	EXPECT_LT(0, *spawned);
+	munmap(spawned, sizeof(int));
 }
 
 TEST_HARNESS_MAIN

@@ -114,6 +114,19 @@ static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
 	return true;
 }
 
+/*
+ * A file THP in an executable VMA whose protection flowjit made
+ * non-executable is mapped with PTEs: an instruction fetch from a PMD
+ * would have to split it (flowjit_huge_exec_fault()), which for a file
+ * PMD only zaps it, and the refault would map it huge and
+ * non-executable again. The protection stays after tracking ends.
+ */
+static inline bool flowjit_refuse_file_pmd(struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_EXEC) &&
+	       !pte_exec(pfn_pte(0, vma->vm_page_prot));
+}
+
 /* a write fault makes a page writable: make it non-executable first */
 static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 				     unsigned long addr, pte_t *ptep,
@@ -234,6 +247,11 @@ static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 }
 
 static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline bool flowjit_refuse_file_pmd(struct vm_area_struct *vma)
 {
 	return false;
 }

@@ -70,7 +70,11 @@ struct flowjit_seen {
 
 /*
  * Per address space state, hung off mm->flowjit on first use and freed
- * with the mm.
+ * with the mm. Other address spaces read it too: the alias walk of a
+ * shared page (__flowjit_rearm_aliases()) asks whether the mm of each
+ * executable mapping is tracked, and finds the mappings of an exiting mm
+ * until exit_mmap() unlinks them, after flowjit_mm_exit() ran. So it is
+ * freed after an RCU grace period, and such readers hold rcu_read_lock().
  */
 struct flowjit_mm {
 	u64		asid;		/* never reused in a boot */
@@ -79,6 +83,7 @@ struct flowjit_mm {
 	bool		retired;	/* the retire record is written */
 	spinlock_t	seen_lock;	/* protects seen[] */
 	struct flowjit_seen *seen;	/* FLOWJIT_SEEN_SLOTS, or NULL */
+	struct rcu_head	rcu;		/* for kfree_rcu() */
 };
 
 /*
@@ -156,9 +161,24 @@ static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 		      atomic_read(&flowjit_all_users) > 0);
 }
 
+/*
+ * Is @mm tracked? The caller holds a reference on @mm's users (its own
+ * mm, get_task_mm()), or rcu_read_lock() (see struct flowjit_mm).
+ */
 bool flowjit_mm_tracked(struct mm_struct *mm)
 {
 	return flowjit_fm_tracked(READ_ONCE(mm->flowjit));
+}
+
+/* the same for a mm found through a file's i_mmap: it may be exiting */
+static bool flowjit_other_mm_tracked(struct mm_struct *mm)
+{
+	bool tracked;
+
+	rcu_read_lock();
+	tracked = flowjit_mm_tracked(mm);
+	rcu_read_unlock();
+	return tracked;
 }
 
 /* The page protection of a tracked VMA: never executable. */
@@ -167,6 +187,25 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 	if (flowjit_vma_trackable(vma) && flowjit_mm_tracked(vma->vm_mm))
 		return pgprot_nx(prot);
 	return prot;
+}
+
+/*
+ * The change_protection() flags that re-apply @vma's vm_page_prot to its
+ * PTEs, as mprotect_fixup() computes them: dirty PTEs may keep or regain
+ * write access only where the VMA allows writing (a private writable
+ * VMA, or a shared one that wants write notification). A PTE of a
+ * PROT_READ|PROT_EXEC VMA is dirty from the writes made before the
+ * mprotect(): it must stay read-only.
+ */
+static unsigned long flowjit_cp_flags(struct vm_area_struct *vma)
+{
+	bool try_writable;
+
+	if (vma->vm_flags & VM_SHARED)
+		try_writable = vma_wants_writenotify(vma, vma->vm_page_prot);
+	else
+		try_writable = vma->vm_flags & VM_WRITE;
+	return try_writable ? MM_CP_TRY_CHANGE_WRITABLE : 0;
 }
 
 /* Arm every VMA of @mm flowjit tracks; mmap_lock held for write. */
@@ -182,7 +221,7 @@ static void flowjit_arm_mm(struct mm_struct *mm)
 			continue;
 		vma_set_page_prot(vma);
 		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
-				  vma->vm_page_prot, MM_CP_TRY_CHANGE_WRITABLE);
+				  vma->vm_page_prot, flowjit_cp_flags(vma));
 	}
 	tlb_finish_mmu(&tlb);
 }
@@ -432,6 +471,15 @@ void flowjit_perf_event_detach(struct perf_event *event)
 }
 
 /*
+ * perf keeps an event on its task across exec, unless it asked for
+ * remove_on_exec (perf_event_remove_on_exec() runs after flowjit_exec()).
+ */
+static bool flowjit_event_follows_exec(struct perf_event *event)
+{
+	return flowjit_event_tracks_user(event) && !event->attr.remove_on_exec;
+}
+
+/*
  * After exec: the tracking of the events that target this task moves to
  * its new address space, which has no code yet, so nothing to arm. A
  * task that inherited such events has each of its address spaces
@@ -439,12 +487,16 @@ void flowjit_perf_event_detach(struct perf_event *event)
  * of its events are the inherited ones cannot be told from event->parent:
  * perf swaps equivalent contexts between parent and child at context
  * switches, so what is left untracked after the loop is that case.
+ * Events that perf removes at exec stop tracking here. If the new image
+ * turns out to raise privileges, perf detaches the events later in exec
+ * and flowjit_exec_drop() undoes this.
  */
 void flowjit_exec(void)
 {
 	struct mm_struct *mm = current->mm;
-	struct flowjit_tracker *t;
+	struct flowjit_tracker *t, *tmp;
 	struct flowjit_mm *fm;
+	LIST_HEAD(dead);
 
 	if (mm && atomic_read(&flowjit_all_users))
 		flowjit_mm_get_state(mm);
@@ -452,18 +504,60 @@ void flowjit_exec(void)
 		return;
 	fm = flowjit_mm_get_state(mm);
 	mutex_lock(&flowjit_trackers_lock);
-	list_for_each_entry(t, &flowjit_trackers, node) {
+	list_for_each_entry_safe(t, tmp, &flowjit_trackers, node) {
 		if (t->event->hw.target != current || t->mm == mm || !fm)
 			continue;
 		flowjit_untrack_locked(t);
+		if (!flowjit_event_follows_exec(t->event)) {
+			list_move(&t->node, &dead);
+			continue;
+		}
 		mmgrab(mm);
 		t->mm = mm;
 		flowjit_mm_user_inc(fm);
 	}
 	mutex_unlock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &dead, node)
+		kfree(t);
 	if (fm && !atomic_read(&fm->users) &&
-	    perf_event_task_has(current, flowjit_event_tracks_user))
+	    perf_event_task_has(current, flowjit_event_follows_exec))
 		flowjit_mm_user_inc(fm);
+}
+
+/*
+ * Exec made the task non-dumpable (a setuid or setgid image, or one it
+ * may not read): perf detaches the task's events after committing the
+ * new credentials (begin_new_exec() calls perf_event_exit_task()), and
+ * the tracking flowjit_exec() gave @mm ends with them, counted or
+ * inherited, before the image runs or has code mapped: nothing to arm
+ * or retire, and an arming queued by an open that raced the exec finds
+ * @mm untracked. The trackers die with the detached events.
+ */
+static void flowjit_exec_drop(struct mm_struct *mm)
+{
+	struct flowjit_tracker *t, *tmp;
+	struct flowjit_mm *fm;
+	LIST_HEAD(dead);
+
+	mutex_lock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &flowjit_trackers, node) {
+		if (t->mm != mm)
+			continue;
+		flowjit_untrack_locked(t);
+		list_move(&t->node, &dead);
+	}
+	/*
+	 * What is left is the count flowjit_exec() gave a task with
+	 * inherited events: at most one, and no open can add to it while
+	 * exec holds exec_update_lock.
+	 */
+	fm = READ_ONCE(mm->flowjit);
+	if (fm && atomic_read(&fm->users))
+		flowjit_mm_user_dec(fm);
+	WARN_ON_ONCE(fm && atomic_read(&fm->users));
+	mutex_unlock(&flowjit_trackers_lock);
+	list_for_each_entry_safe(t, tmp, &dead, node)
+		kfree(t);
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
@@ -574,8 +668,11 @@ unlock:
  * it in a tracked address space, so that its next instruction fetch
  * snapshots what is written now. The page lock orders this against the
  * exec fault, which write-protects the writable mappings under it before
- * its snapshot. The VMAs found under i_mmap_rwsem keep their page tables
- * (free_pgtables() unlinks them first), as for the reverse map.
+ * its snapshot. The mappings are found as the reverse map finds them:
+ * the VMAs under i_mmap_rwsem keep their page tables (free_pgtables()
+ * unlinks them first), and page_vma_mapped_walk() finds the page mapped
+ * by a PTE or a PMD. Their mm may be exiting, its flowjit state already
+ * freed (RCU, see struct flowjit_mm).
  */
 void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 {
@@ -587,26 +684,39 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 		return;
 	i_mmap_lock_read(mapping);
 	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
-		unsigned long addr;
-		spinlock_t *ptl;	/* of ptep */
-		pte_t *ptep, pte;
+		/* this 4 KiB page only, also of a huge folio */
+		struct page_vma_mapped_walk pvmw = {
+			.pfn = page_to_pfn(page),
+			.nr_pages = 1,
+			.pgoff = pgoff,
+			.vma = vma,
+			.address = vma->vm_start +
+				   ((pgoff - vma->vm_pgoff) << PAGE_SHIFT),
+		};
 
 		if (vma == except || !flowjit_vma_trackable(vma) ||
-		    !flowjit_mm_tracked(vma->vm_mm))
+		    !flowjit_other_mm_tracked(vma->vm_mm))
 			continue;
-		addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
-		if (follow_pte(vma->vm_mm, addr, &ptep, &ptl))
-			continue;
-		__acquire(ptl);		/* follow_pte() took it: tell sparse */
-		pte = ptep_get(ptep);
-		/* executable PTEs flowjit made are read-only: no dirty bit */
-		if (pte_present(pte) && pte_exec(pte) &&
-		    pte_pfn(pte) == page_to_pfn(page)) {
-			set_pte_at(vma->vm_mm, addr, ptep,
-				   pte_set_flags(pte, _PAGE_NX));
-			flush_tlb_page(vma, addr);
+		while (page_vma_mapped_walk(&pvmw)) {
+			pte_t pte;
+
+			/*
+			 * Mapped by a PMD: mapped before tracking began,
+			 * and made non-executable by the arming (before
+			 * it, nothing is re-armed anyway). A fetch splits
+			 * it, and no new one is mapped while the VMA's
+			 * protection is non-executable.
+			 */
+			if (!pvmw.pte)
+				continue;
+			pte = ptep_get(pvmw.pte);
+			/* executable PTEs flowjit made are read-only: no dirty bit */
+			if (pte_exec(pte)) {
+				set_pte_at(vma->vm_mm, pvmw.address, pvmw.pte,
+					   pte_set_flags(pte, _PAGE_NX));
+				flush_tlb_page(vma, pvmw.address);
+			}
 		}
-		pte_unmap_unlock(ptep, ptl);
 	}
 	i_mmap_unlock_read(mapping);
 }
@@ -667,7 +777,7 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 	/* the pages are at a new address now: their images are not */
 	tlb_gather_mmu(&tlb, vma->vm_mm);
 	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
-			  MM_CP_TRY_CHANGE_WRITABLE);
+			  flowjit_cp_flags(vma));
 	tlb_finish_mmu(&tlb);
 }
 
@@ -701,16 +811,26 @@ void flowjit_mm_init(struct mm_struct *mm)
 }
 
 /*
- * The task exits. Its perf events go before its address space does
- * (perf_event_exit_task() runs before exit_mm()): if it is the last user,
- * retire the address space now, while its own events still see it.
+ * perf_event_exit_task(), called when the task exits and when it execs a
+ * non-dumpable image. At exit its perf events go before its address
+ * space does (perf_event_exit_task() runs before exit_mm()): if it is the
+ * last user, retire the address space now, while its own events still
+ * see it.
  */
 void flowjit_task_exit(struct task_struct *tsk)
 {
 	struct mm_struct *mm = tsk->mm;
 	struct flowjit_mm *fm;
 
-	if (!mm || atomic_read(&mm->mm_users) != 1)
+	if (!mm)
+		return;
+	/* the other caller: exec of an image that is not dumpable */
+	if (!(tsk->flags & PF_EXITING)) {
+		if (READ_ONCE(mm->flowjit))
+			flowjit_exec_drop(mm);
+		return;
+	}
+	if (atomic_read(&mm->mm_users) != 1)
 		return;
 	fm = READ_ONCE(mm->flowjit);
 	if (!flowjit_fm_tracked(fm) || fm->retired)
@@ -735,6 +855,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	if (atomic_read(&fm->users))
 		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
-	kfree(fm->seen);
-	kfree(fm);
+	kfree(fm->seen);	/* read by this mm's own faults only */
+	/* an alias walk may still read fm->users: see struct flowjit_mm */
+	kfree_rcu(fm, rcu);
 }
