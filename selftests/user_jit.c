@@ -34,13 +34,6 @@ static struct fj_obj *find_retire(struct fj_set *set, uint64_t addr)
 	return NULL;
 }
 
-static void user_attr(struct perf_event_attr *attr)
-{
-	sb_attr_init(attr);
-	attr->flowjit = 1;
-	attr->exclude_kernel = 1;
-}
-
 /* wait for @pid to exit, then collect what it left in @sb into @set;
  * returns its exit status, or -1 if it did not exit normally
  */

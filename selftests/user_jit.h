@@ -13,6 +13,32 @@
 
 #define PAGE	4096UL
 
+/* the attr of an event that tracks user JIT code (and no kernel code) */
+static inline void user_attr(struct perf_event_attr *attr)
+{
+	sb_attr_init(attr);
+	attr->flowjit = 1;
+	attr->exclude_kernel = 1;
+}
+
+/* such an event on this task */
+static inline int open_self(struct sb *sb)
+{
+	struct perf_event_attr attr;
+
+	user_attr(&attr);
+	return sb_open_task(sb, &attr, 0);
+}
+
+/* such an event on every CPU: it tracks every process */
+static inline int open_cpu_wide(struct sb *sb)
+{
+	struct perf_event_attr attr;
+
+	user_attr(&attr);
+	return sb_open(sb, &attr);
+}
+
 /* write "mov eax, @val; ret" at @p */
 static inline void emit_ret_imm(uint8_t *p, uint32_t val)
 {

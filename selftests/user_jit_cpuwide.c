@@ -16,16 +16,6 @@
 
 #define EBPF_JIT	"/samples/ebpf-jit"
 
-static int open_cpu_wide(struct sb *sb)
-{
-	struct perf_event_attr attr;
-
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	return sb_open(sb, &attr);
-}
-
 /* the snapshot of @addr by @pid */
 static struct fj_obj *find(struct fj_set *set, pid_t pid, uint64_t addr)
 {

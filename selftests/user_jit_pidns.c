@@ -26,7 +26,6 @@ struct result {
 static void child(int wfd)
 {
 	struct result r = { .rec_pid = -1, .rec_tid = -1 };
-	struct perf_event_attr attr;
 	struct fj_set *set = calloc(1, sizeof(*set));
 	struct fj_obj *o;
 	struct sb sb;
@@ -34,10 +33,7 @@ static void child(int wfd)
 
 	r.pid = getpid();
 	r.tid = gettid();
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	r.err = sb_open_task(&sb, &attr, 0);
+	r.err = open_self(&sb);
 	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!r.err && set && code != MAP_FAILED) {

@@ -69,9 +69,7 @@ TEST(attach_does_not_interrupt_a_blocked_syscall)
 	pid = blocked_child(&rfd);
 	ASSERT_LT(0, pid);
 	usleep(300 * 1000);	/* the child is in epoll_wait() */
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
+	user_attr(&attr);
 	err = sb_open_task(&sb, &attr, pid);
 	ASSERT_EQ(0, err) TH_LOG("flowjit event on the child: %s", strerror(-err));
 	child_result(_metadata, pid, rfd);
@@ -81,7 +79,6 @@ TEST(attach_does_not_interrupt_a_blocked_syscall)
 /* a CPU-wide event arms every process, the blocked one included */
 TEST(cpu_wide_open_does_not_interrupt_a_blocked_syscall)
 {
-	struct perf_event_attr attr;
 	struct sb sb;
 	int rfd, err;
 	pid_t pid;
@@ -89,10 +86,7 @@ TEST(cpu_wide_open_does_not_interrupt_a_blocked_syscall)
 	pid = blocked_child(&rfd);
 	ASSERT_LT(0, pid);
 	usleep(300 * 1000);
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	err = sb_open(&sb, &attr);
+	err = open_cpu_wide(&sb);
 	if (err == -EACCES || err == -EPERM) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);

@@ -26,16 +26,6 @@ static int images_of(struct fj_set *set, uint64_t addr)
 	return n;
 }
 
-static int open_self(struct sb *sb)
-{
-	struct perf_event_attr attr;
-
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	return sb_open_task(sb, &attr, 0);
-}
-
 FIXTURE(state) {
 	struct sb sb;
 	struct fj_set *set;

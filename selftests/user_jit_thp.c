@@ -178,16 +178,6 @@ static long shmem_pmd_mapped_kb(void *addr)
 	return kb;
 }
 
-static int open_self(struct sb *sb)
-{
-	struct perf_event_attr attr;
-
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	return sb_open_task(sb, &attr, 0);
-}
-
 /* (kselftest_harness.h of 6.1 runs the test after a SKIP() in setup) */
 FIXTURE_SETUP(shmem_thp)
 {

@@ -44,26 +44,6 @@ static int try_write(uint8_t *p)
 	return sig;
 }
 
-static int open_self(struct sb *sb)
-{
-	struct perf_event_attr attr;
-
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	return sb_open_task(sb, &attr, 0);
-}
-
-static int open_cpu_wide(struct sb *sb)
-{
-	struct perf_event_attr attr;
-
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	return sb_open(sb, &attr);
-}
-
 FIXTURE(wx) {
 	struct sb sb;
 	uint8_t *code;
