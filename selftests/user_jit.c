@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -45,29 +44,6 @@ static int wait_collect(pid_t pid, struct sb *sb, struct fj_set *set)
 		return -1;
 	fj_collect(sb, set);
 	return WEXITSTATUS(status);
-}
-
-static sigjmp_buf segv_jmp;
-
-static void on_segv(int sig)
-{
-	siglongjmp(segv_jmp, sig);
-}
-
-/* run @fn(@arg); returns the signal it died of, or 0 */
-static int faults(void (*fn)(void *), void *arg)
-{
-	struct sigaction sa = { .sa_handler = on_segv }, old_segv, old_bus;
-	int sig;
-
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sigaction(SIGBUS, &sa, &old_bus);
-	sig = sigsetjmp(segv_jmp, 1);
-	if (!sig)
-		fn(arg);
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGBUS, &old_bus, NULL);
-	return sig;
 }
 
 /*

@@ -6,12 +6,37 @@
 #ifndef FLOWJIT_USER_JIT_H
 #define FLOWJIT_USER_JIT_H
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "flowjit_records.h"
 
 #define PAGE	4096UL
+
+static sigjmp_buf segv_jmp;
+
+static inline void on_segv(int sig)
+{
+	siglongjmp(segv_jmp, sig);
+}
+
+/* run @fn(@arg); returns the signal it died of, or 0 */
+static inline int faults(void (*fn)(void *), void *arg)
+{
+	struct sigaction sa = { .sa_handler = on_segv }, old_segv, old_bus;
+	int sig;
+
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	sig = sigsetjmp(segv_jmp, 1);
+	if (!sig)
+		fn(arg);
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return sig;
+}
 
 /* the attr of an event that tracks user JIT code (and no kernel code) */
 static inline void user_attr(struct perf_event_attr *attr)

@@ -12,7 +12,6 @@
  * says which bytes ran.
  */
 #define _GNU_SOURCE
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -21,27 +20,15 @@
 #include "../kselftest_harness.h"
 #include "user_jit.h"
 
-static sigjmp_buf segv_jmp;
-
-static void on_segv(int sig)
+static void poke(void *p)
 {
-	siglongjmp(segv_jmp, sig);
+	__atomic_store_n((uint8_t *)p + 6, 0xcc, __ATOMIC_RELAXED);
 }
 
 /* write a byte at @p: 0 if it was written, else the signal it raised */
 static int try_write(uint8_t *p)
 {
-	struct sigaction sa = { .sa_handler = on_segv }, old_segv, old_bus;
-	int sig;
-
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sigaction(SIGBUS, &sa, &old_bus);
-	sig = sigsetjmp(segv_jmp, 1);
-	if (!sig)
-		__atomic_store_n(p + 6, 0xcc, __ATOMIC_RELAXED);
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGBUS, &old_bus, NULL);
-	return sig;
+	return faults(poke, p);
 }
 
 FIXTURE(wx) {
