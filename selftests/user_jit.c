@@ -435,6 +435,57 @@ TEST(fork_child_with_inherit_is_tracked)
 }
 
 /*
+ * A forked child gets an address space of its own (a new asid), with the
+ * parent's code already in it. Code it runs without writing it first
+ * must be captured again, under the child's asid: a decoder of the
+ * child's trace has no other image of it (review finding 15).
+ */
+TEST(fork_child_running_parents_code_is_captured)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct fj_obj *parent = NULL, *child = NULL;
+	struct perf_event_attr attr;
+	uint8_t *code;
+	struct sb sb;
+	pid_t pid;
+	int i;
+
+	ASSERT_NE(NULL, set);
+	user_attr(&attr);
+	attr.inherit = 1;
+	ASSERT_EQ(0, sb_open_pid(&sb, &attr, 0));
+	code = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, code);
+	emit_ret_imm(code, 33);
+	ASSERT_EQ(0, mprotect(code, PAGE, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(33, call(code));	/* executable in the parent now */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(call(code) == 33 ? 0 : 1);
+	ASSERT_EQ(0, wait_collect(pid, &sb, set));
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (o->rec.addr != (uintptr_t)code || !fj_complete(o) ||
+		    o->bytes[0] != 0xb8 || o->bytes[1] != 33)
+			continue;
+		if (fj_user_image(o, getpid()))
+			parent = o;
+		else if (fj_user_image(o, pid))
+			child = o;
+	}
+	ASSERT_NE(NULL, parent) TH_LOG("no snapshot of the parent's code");
+	ASSERT_NE(NULL, child) TH_LOG("the child ran code it has no image of");
+	EXPECT_NE(parent->rec.asid, child->rec.asid);
+	munmap(code, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+/*
  * A child forked with inherited events that execs a JIT: its new
  * address space is tracked too (perf record -- sh -c 'a; jit').
  */

@@ -782,11 +782,15 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 }
 
 /*
- * fork: the child's address space is a copy of @oldmm, armed pages and
- * NX vm_page_prot included. If @tsk inherited events that ask for its
- * code (perf_event_init_task() ran before copy_mm()), it is tracked for
- * as long as it lives: inherited events are not counted one by one.
- * Otherwise its pages become executable on first use.
+ * fork: the child's address space is a copy of @oldmm, NX vm_page_prot
+ * included. It is tracked if every address space is, or for as long as
+ * it lives if @tsk inherited events that ask for its code
+ * (perf_event_init_task() ran before copy_mm()): inherited events are
+ * not counted one by one. A tracked child has an asid of its own, and
+ * decoders have no image of the code under it, which it may run without
+ * writing it first: arm it, here, where no one else can use it yet (the
+ * seen table of its new state is empty, so its pages are reported
+ * again). Otherwise its pages become executable on first use.
  */
 void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 		     struct task_struct *tsk)
@@ -794,15 +798,20 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 	struct flowjit_mm *fm;
 
 	if (atomic_read(&flowjit_all_users)) {
-		flowjit_mm_get_state(mm);	/* tracked as every mm is */
-		return;
+		fm = flowjit_mm_get_state(mm);	/* tracked as every mm is */
+	} else {
+		if (!flowjit_mm_tracked(oldmm) ||
+		    !perf_event_task_has(tsk, flowjit_event_tracks_user))
+			return;
+		fm = flowjit_mm_get_state(mm);
+		if (fm)
+			flowjit_mm_user_inc(fm);
 	}
-	if (!flowjit_mm_tracked(oldmm) ||
-	    !perf_event_task_has(tsk, flowjit_event_tracks_user))
+	if (!fm)
 		return;
-	fm = flowjit_mm_get_state(mm);
-	if (fm)
-		flowjit_mm_user_inc(fm);
+	mmap_write_lock(mm);
+	flowjit_arm_mm(mm);
+	mmap_write_unlock(mm);
 }
 
 void flowjit_mm_init(struct mm_struct *mm)
