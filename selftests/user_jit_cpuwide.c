@@ -7,6 +7,7 @@
  * that ran the code.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 
@@ -151,6 +152,138 @@ TEST(closing_the_event_untracks)
 	ASSERT_EQ(0, mprotect(m, PAGE, PROT_READ | PROT_EXEC));
 	ASSERT_EQ(8, ((int (*)(void))m)());
 	munmap(m, PAGE);
+	fj_reset(set);
+	free(set);
+}
+
+/*
+ * A second CPU-wide event, opened while the first one is open (two perf
+ * record -a sessions), is armed for too: code that was already
+ * executable, and already reported to the first event, is reported to
+ * it again when it next runs (review finding 16).
+ */
+TEST(second_event_gets_running_code)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	uint8_t expect[PAGE] = { 0 };
+	struct sb first, second;
+	struct fj_obj *o;
+	uint8_t *m;
+
+	ASSERT_NE(NULL, set);
+	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	emit_ret_imm(m + 32, 5151);
+	ASSERT_EQ(0, mprotect(m, PAGE, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(0, open_cpu_wide(&first));
+	ASSERT_EQ(5151, ((int (*)(void))(m + 32))());
+	fj_collect(&first, set);
+	ASSERT_NE(NULL, find(set, getpid(), (uintptr_t)m));
+	fj_reset(set);
+	/* its arming runs on the way back from perf_event_open() */
+	ASSERT_EQ(0, open_cpu_wide(&second));
+	ASSERT_EQ(5151, ((int (*)(void))(m + 32))());
+	fj_collect(&second, set);
+	o = find(set, getpid(), (uintptr_t)m);
+	ASSERT_NE(NULL, o) TH_LOG("the second event never saw the code");
+	emit_ret_imm(expect + 32, 5151);
+	EXPECT_TRUE(fj_complete(o));
+	EXPECT_EQ(0, memcmp(o->bytes, expect, PAGE));
+	EXPECT_EQ(0, fj_lost(&second));
+	sb_close(&second);
+	sb_close(&first);
+	munmap(m, PAGE);
+	fj_reset(set);
+	free(set);
+}
+
+struct thread_jit {
+	int go, back;
+	uint8_t *m;
+};
+
+/* the only live thread of its process: run the code again on @go */
+static void *jit_thread(void *arg)
+{
+	struct thread_jit *t = arg;
+	char c;
+
+	if (read(t->go, &c, 1) != 1)
+		_exit(1);
+	if (((int (*)(void))(t->m + 16))() != 4343)
+		_exit(1);
+	if (write(t->back, &t->m, sizeof(t->m)) != sizeof(t->m))
+		_exit(1);
+	_exit(0);
+}
+
+/* is @pid's main thread a zombie (exited, its process alive)? */
+static bool leader_exited(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	bool z = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');
+		z = p && p[1] == ' ' && p[2] == 'Z';
+	}
+	fclose(f);
+	return z;
+}
+
+/*
+ * A process whose main thread has exited (pthread_exit()) runs on in its
+ * other threads: it is armed too (review finding 16).
+ */
+TEST(process_with_exited_main_thread_is_armed)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	int go[2], back[2], status, i;
+	struct thread_jit t;
+	struct fj_obj *o;
+	pthread_t th;
+	struct sb sb;
+	uint8_t *m;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(back));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		t.go = go[0];
+		t.back = back[1];
+		t.m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t.m == MAP_FAILED)
+			_exit(1);
+		emit_ret_imm(t.m + 16, 4343);
+		if (mprotect(t.m, PAGE, PROT_READ | PROT_EXEC) ||
+		    ((int (*)(void))(t.m + 16))() != 4343 ||
+		    pthread_create(&th, NULL, jit_thread, &t))
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	for (i = 0; i < 500 && !leader_exited(pid); i++)
+		usleep(10000);
+	ASSERT_TRUE(leader_exited(pid));
+	usleep(100000);		/* let the thread block in read() */
+	ASSERT_EQ(0, open_cpu_wide(&sb));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(sizeof(m), read(back[0], &m, sizeof(m)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	fj_collect(&sb, set);
+	o = find(set, pid, (uintptr_t)m);
+	EXPECT_NE(NULL, o) TH_LOG("the process was never armed");
+	sb_close(&sb);
 	fj_reset(set);
 	free(set);
 }

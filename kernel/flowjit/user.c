@@ -46,6 +46,8 @@
 #include <linux/pagemap.h>
 #include <linux/rmap.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
@@ -153,7 +155,6 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 
 /* CPU-wide events that track every user address space */
 static atomic_t flowjit_all_users = ATOMIC_INIT(0);
-static atomic_t flowjit_all_armed = ATOMIC_INIT(0);	/* arming queued */
 
 static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 {
@@ -298,19 +299,33 @@ static void flowjit_arm_work(struct callback_head *head)
  * TWA_RESUME runs the work on its way back to user space (and kicks it
  * if it is running there). Not TWA_SIGNAL, which would interrupt a
  * system call it is blocked in: epoll_wait() and others return -EINTR
- * to user space on any pending notification.
+ * to user space on any pending notification. An arming already pending
+ * on @task is taken back and queued again, so that however many events
+ * ask, a task has one queued; @spare is queued if there is none.
+ * Returns whether @spare was used (queued, or freed as @task exits).
  */
-static int flowjit_queue_arm(struct task_struct *task)
+static bool flowjit_queue_arm_work(struct task_struct *task,
+				   struct callback_head *spare)
 {
-	struct callback_head *work = kmalloc(sizeof(*work), GFP_KERNEL);
-	int err;
+	struct callback_head *work = task_work_cancel_func(task, flowjit_arm_work);
+	bool used = !work;
 
 	if (!work)
-		return -ENOMEM;
+		work = spare;
 	init_task_work(work, flowjit_arm_work);
-	err = task_work_add(task, work, TWA_RESUME);
-	if (err)
+	if (task_work_add(task, work, TWA_RESUME))
 		kfree(work);	/* exiting: nothing to arm */
+	return used;
+}
+
+static int flowjit_queue_arm(struct task_struct *task)
+{
+	struct callback_head *spare = kmalloc(sizeof(*spare), GFP_KERNEL);
+
+	if (!spare)
+		return -ENOMEM;
+	if (!flowjit_queue_arm_work(task, spare))
+		kfree(spare);
 	return 0;
 }
 
@@ -388,30 +403,75 @@ static bool flowjit_event_tracks_all(struct perf_event *event)
 	       !(event->attach_state & PERF_ATTACH_TASK);
 }
 
+/* a thread of @p that runs user code, or NULL; rcu_read_lock() held */
+static struct task_struct *flowjit_user_thread(struct task_struct *p)
+{
+	struct task_struct *t;
+
+	if (p->flags & PF_KTHREAD)
+		return NULL;
+	/* the main thread may have exited (pthread_exit()) before the rest */
+	for_each_thread(p, t) {
+		if (!(t->flags & (PF_EXITING | PF_IO_WORKER)) &&
+		    READ_ONCE(t->mm))
+			return t;
+	}
+	return NULL;
+}
+
 /*
  * Have every user process arm its address space, from task work, as a
- * per-task event has its target do. Called when the first CPU-wide
- * event that tracks user space is created; processes created later are
- * tracked from their fork or exec on.
+ * per-task event has its target do. Called for each CPU-wide event that
+ * tracks user space, as every session needs the code already running
+ * reported to its events; a session's per-CPU events are opened one after
+ * the other, and an arming still pending is reused, so each process has
+ * at most one queued. for_each_process() runs under RCU: the callbacks
+ * are allocated before, and again for what a pass could not queue.
+ * Processes created meanwhile are armed by their fork (flowjit_mm_fork()),
+ * or have nothing to arm yet (exec).
  */
 static void flowjit_arm_all(void)
 {
-	struct task_struct *p;
+	struct callback_head *pool = NULL, *work;
+	int n = nr_processes() + 8, missed, tries = 3;
+	struct task_struct *p, *t;
 
-	rcu_read_lock();
-	for_each_process(p) {
-		struct callback_head *work;
-
-		if ((p->flags & PF_KTHREAD) || !READ_ONCE(p->mm))
-			continue;
-		work = kmalloc(sizeof(*work), GFP_ATOMIC);
-		if (!work)
-			break;	/* the rest run unobserved until they fork */
-		init_task_work(work, flowjit_arm_work);
-		if (task_work_add(p, work, TWA_RESUME))
-			kfree(work);
+	do {
+		for (; n > 0; n--) {
+			work = kmalloc(sizeof(*work), GFP_KERNEL);
+			if (!work)
+				break;
+			work->next = pool;
+			pool = work;
+		}
+		missed = 0;
+		rcu_read_lock();
+		for_each_process(p) {
+			t = flowjit_user_thread(p);
+			if (!t)
+				continue;
+			if (!pool) {
+				missed++;
+				continue;
+			}
+			work = pool;
+			pool = work->next;
+			if (!flowjit_queue_arm_work(t, work)) {
+				work->next = pool;
+				pool = work;
+			}
+		}
+		rcu_read_unlock();
+		n = missed;
+	} while (missed && --tries);
+	while (pool) {
+		work = pool;
+		pool = work->next;
+		kfree(work);
 	}
-	rcu_read_unlock();
+	if (missed)
+		pr_warn_ratelimited("flowjit: out of memory: %d processes run unobserved until they fork or exec\n",
+				    missed);
 }
 
 /*
@@ -432,9 +492,7 @@ void flowjit_perf_event_account(struct perf_event *event)
 	event->flowjit_flags |= FLOWJIT_EVENT_ALL_MM;
 	if (atomic_inc_return(&flowjit_all_users) == 1)
 		atomic_inc(&flowjit_tracked_mms);
-	/* arm once while such events exist */
-	if (!atomic_cmpxchg(&flowjit_all_armed, 0, 1))
-		flowjit_arm_all();
+	flowjit_arm_all();
 }
 
 /* some event tracks every user address space (for the KUnit tests) */
@@ -450,10 +508,8 @@ void flowjit_perf_event_detach(struct perf_event *event)
 
 	if (event->flowjit_flags & FLOWJIT_EVENT_ALL_MM) {
 		event->flowjit_flags &= ~FLOWJIT_EVENT_ALL_MM;
-		if (atomic_dec_return(&flowjit_all_users) == 0) {
-			atomic_set(&flowjit_all_armed, 0);
+		if (atomic_dec_return(&flowjit_all_users) == 0)
 			atomic_dec(&flowjit_tracked_mms);
-		}
 		return;
 	}
 	if (flowjit_event_tracks_all(event))
