@@ -42,6 +42,7 @@
 #include <linux/huge_mm.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mmu_notifier.h>
 #include <linux/ptrace.h>
 #include <linux/pagemap.h>
 #include <linux/rmap.h>
@@ -664,10 +665,21 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	unsigned long addr = vmf->address & PAGE_MASK;
 	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
 	struct page *page, *locked = NULL;
-	pte_t entry;
+	struct mmu_notifier_range range;
+	bool notify = false;
+	pte_t entry, old;
 
-	if (flowjit_fm_tracked(fm))
+	if (flowjit_fm_tracked(fm)) {
 		flowjit_seen_alloc(fm);	/* before the page table lock */
+		if (pte_write(vmf->orig_pte)) {
+			/* secondary MMUs (KVM, SVA) lose write access too */
+			mmu_notifier_range_init(&range,
+						MMU_NOTIFY_PROTECTION_PAGE, 0,
+						vma, mm, addr, addr + PAGE_SIZE);
+			mmu_notifier_invalidate_range_start(&range);
+			notify = true;
+		}
+	}
 	vmf->ptl = pte_lockptr(mm, vmf->pmd);
 	spin_lock(vmf->ptl);
 again:
@@ -706,16 +718,29 @@ again:
 		}
 		flowjit_snapshot(fm, addr, page);
 	}
-	entry = pte_mkyoung(pte_mkexec(ptep_get(vmf->pte)));
-	set_pte_at(mm, addr, vmf->pte, entry);
+	/*
+	 * The PTE may be writable (a shared writable and executable mapping
+	 * once tracking ended): keep a dirty bit the hardware sets meanwhile.
+	 */
+	old = ptep_modify_prot_start(vma, addr, vmf->pte);
+	entry = pte_mkyoung(pte_mkexec(old));
+	ptep_modify_prot_commit(vma, addr, vmf->pte, old, entry);
 	update_mmu_cache(vma, addr, vmf->pte);
 unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
+	if (notify)
+		mmu_notifier_invalidate_range_end(&range);
 	if (locked) {
 		unlock_page(locked);
 		put_page(locked);
 	}
 	return 0;
+}
+
+/* @pte, made non-executable */
+static pte_t flowjit_pte_mknx(pte_t pte)
+{
+	return pte_modify(pte, pgprot_nx(pte_pgprot(pte)));
 }
 
 /*
@@ -766,12 +791,14 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 			if (!pvmw.pte)
 				continue;
 			pte = ptep_get(pvmw.pte);
-			/* executable PTEs flowjit made are read-only: no dirty bit */
-			if (pte_exec(pte)) {
-				set_pte_at(vma->vm_mm, pvmw.address, pvmw.pte,
-					   pte_set_flags(pte, _PAGE_NX));
-				flush_tlb_page(vma, pvmw.address);
-			}
+			if (!pte_exec(pte))
+				continue;
+			/* it may be writable: keep the dirty bit */
+			pte = ptep_modify_prot_start(vma, pvmw.address,
+						     pvmw.pte);
+			ptep_modify_prot_commit(vma, pvmw.address, pvmw.pte,
+						pte, flowjit_pte_mknx(pte));
+			flush_tlb_page(vma, pvmw.address);
 		}
 	}
 	i_mmap_unlock_read(mapping);
@@ -796,7 +823,7 @@ bool __flowjit_rearm_pte(struct vm_area_struct *vma, unsigned long addr,
 {
 	if (!pte_exec(entry) || !flowjit_mm_tracked(vma->vm_mm))
 		return false;
-	entry = pte_set_flags(entry, _PAGE_NX);
+	entry = flowjit_pte_mknx(entry);
 	set_pte_at(vma->vm_mm, addr, ptep, entry);
 	flush_tlb_page(vma, addr);
 	update_mmu_cache(vma, addr, ptep);
