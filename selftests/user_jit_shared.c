@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -218,6 +219,142 @@ TEST_F(shared, named_file_is_not_tracked)
 	munmap(x, PAGE);
 	close(fd);
 	unlink("/tmp/fj-named-code");
+}
+
+/*
+ * SysV shared memory is a shmem file without a name too, attached twice
+ * as JITs use a memfd: RW at one address, RX (SHM_EXEC) at another. Its
+ * VMAs have the IPC layer's operations and file, not shmem's (review
+ * 2026-11-24, finding 14b: no write re-armed the executable alias).
+ */
+TEST(sysv_shm_dual_mapping_rewrites_are_captured)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	uint8_t expect[PAGE] = { 0 };
+	uint32_t rev = 0;
+	struct fj_obj *o;
+	uint8_t *w, *x;
+	struct sb sb;
+	int id, i;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	id = shmget(IPC_PRIVATE, PAGE, IPC_CREAT | 0700);
+	ASSERT_LE(0, id) TH_LOG("shmget: %s", strerror(errno));
+	w = shmat(id, NULL, 0);
+	x = shmat(id, NULL, SHM_RDONLY | SHM_EXEC);
+	shmctl(id, IPC_RMID, NULL);	/* gone with the last detach */
+	ASSERT_NE((void *)-1, w);
+	ASSERT_NE((void *)-1, x);
+	for (i = 0; i < 3; i++) {
+		emit_ret_imm(w + 8 * i, 900 + i);
+		ASSERT_EQ(900 + i, call(x + 8 * i));
+	}
+	fj_collect(&sb, set);
+	for (i = 0; i < 3; i++) {
+		emit_ret_imm(expect + 8 * i, 900 + i);
+		o = find_page(set, (uintptr_t)x, rev);
+		ASSERT_NE(NULL, o) TH_LOG("no snapshot of revision %d", i);
+		EXPECT_TRUE(fj_complete(o));
+		EXPECT_EQ(0, memcmp(o->bytes, expect, PAGE))
+			TH_LOG("snapshot %d has other bytes", i);
+		rev = o->rec.revision;
+	}
+	shmdt(w);
+	shmdt(x);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+/*
+ * A tmpfs file without a name (O_TMPFILE) is tracked as a memfd is; its
+ * mapping stays so after linkat() gives it a name (review 2026-11-24,
+ * finding 9: the fetch from a page mapped after the link got SIGSEGV,
+ * as the fault exemption looked at the link count again, while the
+ * mapping kept flowjit's non-executable protection).
+ */
+static int linked_ret;
+
+static void call_linked(void *x)
+{
+	linked_ret = call(x);
+}
+
+/* an O_TMPFILE on /tmp with "ret @first" and "ret @first + 1" pages */
+static int tmpfile_code(int first)
+{
+	uint8_t code[PAGE] = { 0 };
+	int fd = open("/tmp", O_TMPFILE | O_RDWR, 0700), i;
+
+	for (i = 0; fd >= 0 && i < 2; i++) {
+		emit_ret_imm(code, first + i);
+		if (pwrite(fd, code, PAGE, i * PAGE) != PAGE)
+			return -1;
+	}
+	return fd;
+}
+
+static int link_fd(int fd, const char *path)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	unlink(path);
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
+
+TEST(linked_tmpfile_stays_tracked_where_mapped)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct sb sb;
+	uint8_t *x;
+	int fd;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	fd = tmpfile_code(800);
+	ASSERT_LE(0, fd);
+	x = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	ASSERT_EQ(800, call(x));
+	ASSERT_EQ(0, link_fd(fd, "/tmp/fj-linked-1"));
+	/* the second page is first mapped now, after the link */
+	ASSERT_EQ(0, faults(call_linked, x + PAGE))
+		TH_LOG("running the code of a linked O_TMPFILE faulted");
+	EXPECT_EQ(801, linked_ret);
+	fj_collect(&sb, set);
+	EXPECT_NE(NULL, find_page(set, (uintptr_t)x, 0));
+	EXPECT_NE(NULL, find_page(set, (uintptr_t)x + PAGE, 0))
+		TH_LOG("the page run after the link has no snapshot");
+	munmap(x, 2 * PAGE);
+	close(fd);
+	unlink("/tmp/fj-linked-1");
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+TEST(linked_tmpfile_runs_after_tracking_ended)
+{
+	struct sb sb;
+	uint8_t *x;
+	int fd;
+
+	ASSERT_EQ(0, open_self(&sb));
+	fd = tmpfile_code(810);
+	ASSERT_LE(0, fd);
+	x = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	ASSERT_EQ(810, call(x));
+	sb_close(&sb);
+	ASSERT_EQ(0, link_fd(fd, "/tmp/fj-linked-2"));
+	ASSERT_EQ(0, faults(call_linked, x + PAGE))
+		TH_LOG("running the code of a linked O_TMPFILE faulted");
+	EXPECT_EQ(811, linked_ret);
+	munmap(x, 2 * PAGE);
+	close(fd);
+	unlink("/tmp/fj-linked-2");
 }
 
 /*

@@ -24,10 +24,30 @@ struct vm_fault;
 
 bool flowjit_file_trackable(struct file *file);
 
+#ifdef CONFIG_FLOWJIT
+/*
+ * The protection of @vma, executable, makes its PTEs non-executable:
+ * flowjit armed it (nothing else gives an executable VMA such a
+ * vm_page_prot).
+ */
+static inline bool flowjit_vma_armed(struct vm_area_struct *vma)
+{
+	return !pte_exec(pfn_pte(0, vma->vm_page_prot));
+}
+#else
+static inline bool flowjit_vma_armed(struct vm_area_struct *vma)
+{
+	return false;
+}
+#endif
+
 /*
  * What flowjit tracks in user space: executable anonymous memory, and
  * executable mappings of shmem files without a name (memfd, shared
- * anonymous memory, SysV shm): code that no file holds.
+ * anonymous memory, SysV shm): code that no file holds. The link count
+ * decides when a mapping is armed or faults; a mapping flowjit armed
+ * stays tracked if its file gets a name later (linkat() of an
+ * O_TMPFILE), until its protection is computed again without tracking.
  */
 static inline bool flowjit_vma_trackable(struct vm_area_struct *vma)
 {
@@ -36,7 +56,7 @@ static inline bool flowjit_vma_trackable(struct vm_area_struct *vma)
 	if (vma_is_anonymous(vma))
 		return true;
 	return IS_ENABLED(CONFIG_FLOWJIT) && vma->vm_file &&
-	       flowjit_file_trackable(vma->vm_file);
+	       (flowjit_file_trackable(vma->vm_file) || flowjit_vma_armed(vma));
 }
 
 #ifdef CONFIG_FLOWJIT
@@ -58,6 +78,7 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 void flowjit_mm_exit(struct mm_struct *mm);
 void flowjit_task_exit(struct task_struct *tsk);
 bool flowjit_mm_tracked(struct mm_struct *mm);
+bool flowjit_vma_shmem(struct vm_area_struct *vma);
 pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot);
 vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf);
 bool __flowjit_rearm_pte(struct vm_area_struct *vma, unsigned long addr,
@@ -123,8 +144,7 @@ static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
  */
 static inline bool flowjit_refuse_file_pmd(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_EXEC) &&
-	       !pte_exec(pfn_pte(0, vma->vm_page_prot));
+	return (vma->vm_flags & VM_EXEC) && flowjit_vma_armed(vma);
 }
 
 /* a write fault makes a page writable: make it non-executable first */
@@ -160,7 +180,7 @@ static inline void flowjit_moved_range(struct vm_area_struct *vma,
 static inline bool flowjit_shared_write(struct vm_fault *vmf)
 {
 	return unlikely(atomic_read(&flowjit_tracked_mms)) &&
-	       vma_is_shmem(vmf->vma);
+	       flowjit_vma_shmem(vmf->vma);
 }
 
 /* @page, locked, becomes writable through @vma: re-arm other mappings */

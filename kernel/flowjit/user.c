@@ -128,6 +128,15 @@ bool flowjit_file_trackable(struct file *file)
 	return shmem_file(file) && !file_inode(file)->i_nlink;
 }
 
+/*
+ * A mapping of a shmem file. vma_is_shmem() does not see SysV shm, whose
+ * VMAs have the IPC layer's file and operations over a shmem inode.
+ */
+bool flowjit_vma_shmem(struct vm_area_struct *vma)
+{
+	return vma->vm_file && shmem_mapping(vma->vm_file->f_mapping);
+}
+
 static bool flowjit_event_tracks_user(struct perf_event *event)
 {
 	return event->attr.flowjit && !event->attr.exclude_user &&
