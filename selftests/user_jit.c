@@ -13,6 +13,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
@@ -526,6 +531,198 @@ TEST(fork_exec_child_with_inherit_is_tracked)
 }
 
 /* After the event is closed the code still runs (pages back to normal). */
+/* the revisions of the page at @x, in order: their first byte after b8 */
+static int revisions_of(struct fj_set *set, uint8_t *x, uint8_t *imm,
+			int max)
+{
+	uint32_t rev = 0;
+	struct fj_obj *o;
+	int n = 0;
+
+	while (n < max && (o = find_page(set, (uintptr_t)x, rev))) {
+		imm[n++] = fj_complete(o) ? o->bytes[1] : 0;
+		rev = o->rec.revision;
+	}
+	return n;
+}
+
+/*
+ * Writes of another kind than a store through the page tables reach the
+ * page through GUP: /proc/PID/mem (FOLL_FORCE, which breaks COW even in
+ * a read-only mapping) and process_vm_writev() (a writable mapping).
+ * They take the write fault that re-arms the page, and the code they
+ * wrote is snapshotted when it runs (the review, finding 17, corrected
+ * the documentation, which called them missed).
+ */
+TEST(proc_mem_write_is_snapshotted)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	uint8_t code[6], imm[4];
+	struct sb sb;
+	uint8_t *x;
+	int fd;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	emit_ret_imm(x, 41);
+	ASSERT_EQ(0, mprotect(x, PAGE, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(41, call(x));
+	fd = open("/proc/self/mem", O_RDWR);
+	ASSERT_LE(0, fd);
+	emit_ret_imm(code, 42);
+	ASSERT_EQ(sizeof(code), pwrite(fd, code, sizeof(code), (uintptr_t)x));
+	close(fd);
+	ASSERT_EQ(42, call(x));
+	fj_collect(&sb, set);
+	ASSERT_EQ(2, revisions_of(set, x, imm, 4));
+	EXPECT_EQ(41, imm[0]);
+	EXPECT_EQ(42, imm[1]);
+	munmap(x, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+TEST(process_vm_writev_is_snapshotted)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct iovec local, remote;
+	uint8_t code[6], imm[4];
+	struct sb sb;
+	uint8_t *x;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	emit_ret_imm(x, 43);
+	ASSERT_EQ(43, call(x));
+	emit_ret_imm(code, 44);
+	local.iov_base = code;
+	local.iov_len = sizeof(code);
+	remote.iov_base = x;
+	remote.iov_len = sizeof(code);
+	ASSERT_EQ(sizeof(code),
+		  process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+	ASSERT_EQ(44, call(x));
+	fj_collect(&sb, set);
+	ASSERT_EQ(2, revisions_of(set, x, imm, 4));
+	EXPECT_EQ(43, imm[0]);
+	EXPECT_EQ(44, imm[1]);
+	munmap(x, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+/* write-protect (@wp) or unprotect [@x, @x + PAGE) through @uffd */
+static int uffd_wp(int uffd, uint8_t *x, bool wp)
+{
+	struct uffdio_writeprotect arg = {
+		.range = { .start = (uintptr_t)x, .len = PAGE },
+		.mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
+
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &arg);
+}
+
+/*
+ * userfaultfd write protection (live migration, snapshotting garbage
+ * collectors) computes the protection of the pages it changes from the
+ * VMA's flags: a tracked page must stay non-executable through it, or
+ * code written before UFFDIO_WRITEPROTECT runs without a snapshot
+ * (review finding 13).
+ */
+TEST(uffd_write_protect_keeps_code_armed)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	uint8_t imm[4];
+	struct sb sb;
+	uint8_t *x;
+	int uffd;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	reg.range.start = (uintptr_t)x;
+	reg.range.len = PAGE;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
+		TH_LOG("UFFDIO_REGISTER_MODE_WP: %s", strerror(errno));
+	emit_ret_imm(x, 51);
+	ASSERT_EQ(51, call(x));
+	emit_ret_imm(x, 52);		/* re-armed by the write fault */
+	ASSERT_EQ(0, uffd_wp(uffd, x, true));
+	ASSERT_EQ(52, call(x));
+	ASSERT_EQ(0, uffd_wp(uffd, x, false));
+	emit_ret_imm(x, 53);
+	ASSERT_EQ(0, uffd_wp(uffd, x, true));
+	ASSERT_EQ(0, uffd_wp(uffd, x, false));
+	ASSERT_EQ(53, call(x));
+	fj_collect(&sb, set);
+	EXPECT_EQ(3, revisions_of(set, x, imm, 4));
+	EXPECT_EQ(51, imm[0]);
+	EXPECT_EQ(52, imm[1]) TH_LOG("code run after UFFDIO_WRITEPROTECT has no snapshot");
+	EXPECT_EQ(53, imm[2]) TH_LOG("code run after unprotecting has no snapshot");
+	close(uffd);
+	munmap(x, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+/*
+ * With READ_IMPLIES_EXEC (old binaries without PT_GNU_STACK) the heap
+ * that brk() adds is executable, and JIT code may live there: a new brk
+ * VMA of a tracked address space is armed as an mmap() one is (review
+ * finding 17: do_brk_flags() set its protection without flowjit).
+ */
+TEST(brk_heap_code_is_snapshotted)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, set);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct fj_obj *o;
+		uintptr_t top;
+		uint8_t *x;
+		struct sb sb;
+
+		if (personality(READ_IMPLIES_EXEC) < 0 || open_self(&sb))
+			_exit(10);
+		top = (uintptr_t)sbrk(0);
+		x = (uint8_t *)((top + 2 * PAGE - 1) & ~(PAGE - 1));
+		if (brk(x + PAGE))
+			_exit(11);
+		emit_ret_imm(x, 45);
+		if (call(x) != 45)
+			_exit(12);
+		fj_collect(&sb, set);
+		o = find_page(set, (uintptr_t)x, 0);
+		_exit(!o ? 13 : !fj_complete(o) || o->bytes[1] != 45 ? 14 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("exit %d: 13 no snapshot of the brk page, 14 wrong bytes",
+		       WEXITSTATUS(status));
+	free(set);
+}
+
 TEST_F(user_jit, closing_the_event_untracks)
 {
 	code_write_begin(self, variant);

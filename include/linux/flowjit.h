@@ -156,6 +156,19 @@ static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 	       __flowjit_rearm_pte(vma, addr, ptep, entry);
 }
 
+/*
+ * GUP writes a page that is read-only in its PTE without a fault when
+ * FOLL_FORCE meets an exclusive anonymous page (/proc/PID/mem, ptrace
+ * pokes): code flowjit made executable must take the write fault that
+ * re-arms it (flowjit_rearm_pte()) first.
+ */
+static inline bool flowjit_gup_must_fault(struct vm_area_struct *vma,
+					  pte_t pte)
+{
+	return unlikely(vma->vm_mm->flowjit) && pte_exec(pte) &&
+	       flowjit_vma_trackable(vma);
+}
+
 /* [start, end) of @vma is unmapped or discarded */
 static inline void flowjit_retire_range(struct vm_area_struct *vma,
 					unsigned long start, unsigned long end)
@@ -267,6 +280,12 @@ static inline bool flowjit_rearm_pte(struct vm_area_struct *vma,
 }
 
 static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline bool flowjit_gup_must_fault(struct vm_area_struct *vma,
+					  pte_t pte)
 {
 	return false;
 }
