@@ -44,6 +44,12 @@ static struct ctl_table flowjit_sysctls[] = {
 	{ }
 };
 
+/* kernel.flowjit is 1: records are written and address spaces tracked */
+bool flowjit_enabled(void)
+{
+	return READ_ONCE(sysctl_flowjit);
+}
+
 /*
  * Called by perf_event_open() for every attr; returns 0 or -errno.
  *

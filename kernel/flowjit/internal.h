@@ -33,6 +33,7 @@ struct flowjit_image {
 #define FLOWJIT_EVENT_BPF_ALL	BIT(1)	/* may see every user's BPF code */
 
 void flowjit_emit(const struct flowjit_image *img);
+bool flowjit_enabled(void);
 
 /* exposed for the KUnit tests */
 void flowjit_csum_setup(void);

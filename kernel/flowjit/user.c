@@ -166,10 +166,16 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 /* CPU-wide events that track every user address space */
 static atomic_t flowjit_all_users = ATOMIC_INIT(0);
 
+/*
+ * Is the address space of @fm tracked? Not while kernel.flowjit is 0:
+ * then its pages become executable on their next fetch, and new
+ * mappings are not armed, as when the last event has gone.
+ */
 static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 {
 	return fm && (atomic_read(&fm->users) > 0 ||
-		      atomic_read(&flowjit_all_users) > 0);
+		      atomic_read(&flowjit_all_users) > 0) &&
+	       flowjit_enabled();
 }
 
 /*
