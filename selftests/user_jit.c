@@ -549,75 +549,87 @@ static int revisions_of(struct fj_set *set, uint8_t *x, uint8_t *imm,
 
 /*
  * Writes of another kind than a store through the page tables reach the
- * page through GUP: /proc/PID/mem (FOLL_FORCE, which breaks COW even in
- * a read-only mapping) and process_vm_writev() (a writable mapping).
- * They take the write fault that re-arms the page, and the code they
- * wrote is snapshotted when it runs (the review, finding 17, corrected
- * the documentation, which called them missed).
+ * page through GUP: /proc/PID/mem (FOLL_FORCE, which writes even a
+ * read-only mapping) and process_vm_writev() (a writable mapping). The
+ * code they write must be snapshotted when it runs (review finding 17:
+ * a FOLL_FORCE write to an exclusive anonymous page took no fault, and
+ * nothing re-armed the page).
  */
-TEST(proc_mem_write_is_snapshotted)
+static ssize_t write_proc_mem(uint8_t *x, const uint8_t *code, size_t len)
 {
-	struct fj_set *set = calloc(1, sizeof(*set));
-	uint8_t code[6], imm[4];
-	struct sb sb;
-	uint8_t *x;
-	int fd;
+	int fd = open("/proc/self/mem", O_RDWR);
+	ssize_t n;
 
-	ASSERT_NE(NULL, set);
-	ASSERT_EQ(0, open_self(&sb));
-	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, x);
-	emit_ret_imm(x, 41);
-	ASSERT_EQ(0, mprotect(x, PAGE, PROT_READ | PROT_EXEC));
-	ASSERT_EQ(41, call(x));
-	fd = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, fd);
-	emit_ret_imm(code, 42);
-	ASSERT_EQ(sizeof(code), pwrite(fd, code, sizeof(code), (uintptr_t)x));
+	if (fd < 0)
+		return -1;
+	n = pwrite(fd, code, len, (uintptr_t)x);
 	close(fd);
-	ASSERT_EQ(42, call(x));
-	fj_collect(&sb, set);
-	ASSERT_EQ(2, revisions_of(set, x, imm, 4));
-	EXPECT_EQ(41, imm[0]);
-	EXPECT_EQ(42, imm[1]);
-	munmap(x, PAGE);
-	sb_close(&sb);
-	fj_reset(set);
-	free(set);
+	return n;
 }
 
-TEST(process_vm_writev_is_snapshotted)
+static ssize_t write_vm(uint8_t *x, const uint8_t *code, size_t len)
 {
-	struct fj_set *set = calloc(1, sizeof(*set));
-	struct iovec local, remote;
-	uint8_t code[6], imm[4];
-	struct sb sb;
-	uint8_t *x;
+	struct iovec local = { .iov_base = (void *)code, .iov_len = len };
+	struct iovec remote = { .iov_base = x, .iov_len = len };
 
-	ASSERT_NE(NULL, set);
-	ASSERT_EQ(0, open_self(&sb));
-	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, x);
-	emit_ret_imm(x, 43);
-	ASSERT_EQ(43, call(x));
-	emit_ret_imm(code, 44);
-	local.iov_base = code;
-	local.iov_len = sizeof(code);
-	remote.iov_base = x;
-	remote.iov_len = sizeof(code);
-	ASSERT_EQ(sizeof(code),
-		  process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
-	ASSERT_EQ(44, call(x));
-	fj_collect(&sb, set);
-	ASSERT_EQ(2, revisions_of(set, x, imm, 4));
-	EXPECT_EQ(43, imm[0]);
-	EXPECT_EQ(44, imm[1]);
-	munmap(x, PAGE);
-	sb_close(&sb);
-	fj_reset(set);
-	free(set);
+	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+}
+
+FIXTURE(gup_write) {
+	struct sb sb;
+	struct fj_set *set;
+	uint8_t *x;
+};
+
+FIXTURE_VARIANT(gup_write) {
+	int prot;
+	ssize_t (*write)(uint8_t *x, const uint8_t *code, size_t len);
+};
+
+FIXTURE_VARIANT_ADD(gup_write, proc_mem) {
+	.prot = PROT_READ | PROT_EXEC,
+	.write = write_proc_mem,
+};
+
+FIXTURE_VARIANT_ADD(gup_write, process_vm_writev) {
+	.prot = PROT_READ | PROT_WRITE | PROT_EXEC,
+	.write = write_vm,
+};
+
+FIXTURE_SETUP(gup_write)
+{
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	ASSERT_EQ(0, open_self(&self->sb));
+	self->x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->x);
+}
+
+FIXTURE_TEARDOWN(gup_write)
+{
+	munmap(self->x, PAGE);
+	sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
+
+TEST_F(gup_write, rewrite_is_snapshotted)
+{
+	uint8_t code[6], imm[4];
+
+	emit_ret_imm(self->x, 41);
+	ASSERT_EQ(0, mprotect(self->x, PAGE, variant->prot));
+	ASSERT_EQ(41, call(self->x));
+	emit_ret_imm(code, 42);
+	ASSERT_EQ(sizeof(code), variant->write(self->x, code, sizeof(code)))
+		TH_LOG("write: %s", strerror(errno));
+	ASSERT_EQ(42, call(self->x));
+	fj_collect(&self->sb, self->set);
+	ASSERT_EQ(2, revisions_of(self->set, self->x, imm, 4))
+		TH_LOG("the rewritten code ran without a snapshot");
+	EXPECT_EQ(41, imm[0]);
+	EXPECT_EQ(42, imm[1]);
 }
 
 /* write-protect (@wp) or unprotect [@x, @x + PAGE) through @uffd */

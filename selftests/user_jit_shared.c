@@ -304,57 +304,68 @@ static int link_fd(int fd, const char *path)
 	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
-TEST(linked_tmpfile_stays_tracked_where_mapped)
-{
-	struct fj_set *set = calloc(1, sizeof(*set));
+FIXTURE(linked) {
 	struct sb sb;
+	struct fj_set *set;
+	char path[32];
 	uint8_t *x;
 	int fd;
+};
 
-	ASSERT_NE(NULL, set);
-	ASSERT_EQ(0, open_self(&sb));
-	fd = tmpfile_code(800);
-	ASSERT_LE(0, fd);
-	x = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, x);
-	ASSERT_EQ(800, call(x));
-	ASSERT_EQ(0, link_fd(fd, "/tmp/fj-linked-1"));
-	/* the second page is first mapped now, after the link */
-	ASSERT_EQ(0, faults(call_linked, x + PAGE))
-		TH_LOG("running the code of a linked O_TMPFILE faulted");
-	EXPECT_EQ(801, linked_ret);
-	fj_collect(&sb, set);
-	EXPECT_NE(NULL, find_page(set, (uintptr_t)x, 0));
-	EXPECT_NE(NULL, find_page(set, (uintptr_t)x + PAGE, 0))
-		TH_LOG("the page run after the link has no snapshot");
-	munmap(x, 2 * PAGE);
-	close(fd);
-	unlink("/tmp/fj-linked-1");
-	sb_close(&sb);
-	fj_reset(set);
-	free(set);
+FIXTURE_VARIANT(linked) {
+	bool end_tracking;	/* close the event before the link */
+};
+
+FIXTURE_VARIANT_ADD(linked, while_tracked) {
+	.end_tracking = false,
+};
+
+FIXTURE_VARIANT_ADD(linked, after_tracking_ended) {
+	.end_tracking = true,
+};
+
+FIXTURE_SETUP(linked)
+{
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	snprintf(self->path, sizeof(self->path), "/tmp/fj-linked-%d",
+		 getpid());
+	ASSERT_EQ(0, open_self(&self->sb));
+	self->fd = tmpfile_code(800);
+	ASSERT_LE(0, self->fd);
+	self->x = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED,
+		       self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->x);
 }
 
-TEST(linked_tmpfile_runs_after_tracking_ended)
+FIXTURE_TEARDOWN(linked)
 {
-	struct sb sb;
-	uint8_t *x;
-	int fd;
+	munmap(self->x, 2 * PAGE);
+	close(self->fd);
+	unlink(self->path);
+	if (!variant->end_tracking)
+		sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
 
-	ASSERT_EQ(0, open_self(&sb));
-	fd = tmpfile_code(810);
-	ASSERT_LE(0, fd);
-	x = mmap(NULL, 2 * PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, x);
-	ASSERT_EQ(810, call(x));
-	sb_close(&sb);
-	ASSERT_EQ(0, link_fd(fd, "/tmp/fj-linked-2"));
-	ASSERT_EQ(0, faults(call_linked, x + PAGE))
+TEST_F(linked, code_mapped_before_the_link_runs)
+{
+	ASSERT_EQ(800, call(self->x));
+	if (variant->end_tracking)
+		sb_close(&self->sb);
+	ASSERT_EQ(0, link_fd(self->fd, self->path));
+	/* the second page is first mapped now, after the link */
+	ASSERT_EQ(0, faults(call_linked, self->x + PAGE))
 		TH_LOG("running the code of a linked O_TMPFILE faulted");
-	EXPECT_EQ(811, linked_ret);
-	munmap(x, 2 * PAGE);
-	close(fd);
-	unlink("/tmp/fj-linked-2");
+	EXPECT_EQ(801, linked_ret);
+	if (variant->end_tracking)
+		return;
+	/* tracked where it was armed: both pages have a snapshot */
+	fj_collect(&self->sb, self->set);
+	EXPECT_NE(NULL, find_page(self->set, (uintptr_t)self->x, 0));
+	EXPECT_NE(NULL, find_page(self->set, (uintptr_t)self->x + PAGE, 0))
+		TH_LOG("the page run after the link has no snapshot");
 }
 
 /*
