@@ -52,11 +52,44 @@ static void jit_child(int go, int back)
 	_exit(0);
 }
 
+/*
+ * Fork a child that runs @child(go, back), wait until @ready(pid) says it
+ * is set, open a CPU-wide event, let the child go and read back the
+ * address of the code it ran; collect the event's records into @set.
+ */
+static void run_after_open(struct __test_metadata *_metadata,
+			   void (*child)(int go, int back),
+			   bool (*ready)(pid_t pid), struct sb *sb,
+			   struct fj_set *set, pid_t *pid, uint8_t **m)
+{
+	int go[2], back[2], status, i;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(back));
+	*pid = fork();
+	ASSERT_LE(0, *pid);
+	if (*pid == 0)
+		child(go[0], back[1]);
+	for (i = 0; i < 500 && ready && !ready(*pid); i++)
+		usleep(10000);
+	ASSERT_TRUE(!ready || ready(*pid));
+	usleep(100000);		/* let it block in read() */
+	ASSERT_EQ(0, open_cpu_wide(sb));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(sizeof(*m), read(back[0], m, sizeof(*m)));
+	ASSERT_EQ(*pid, waitpid(*pid, &status, 0));
+	ASSERT_EQ(0, status);
+	fj_collect(sb, set);
+	close(go[0]);
+	close(go[1]);
+	close(back[0]);
+	close(back[1]);
+}
+
 /* A process already running when the event is opened is armed. */
 TEST(running_process_is_armed)
 {
 	struct fj_set *set = calloc(1, sizeof(*set));
-	int go[2], back[2], status;
 	uint8_t expect[PAGE] = { 0 };
 	struct fj_obj *o;
 	struct sb sb;
@@ -64,19 +97,7 @@ TEST(running_process_is_armed)
 	pid_t pid;
 
 	ASSERT_NE(NULL, set);
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(back));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		jit_child(go[0], back[1]);
-	usleep(100000);		/* let it block in read() */
-	ASSERT_EQ(0, open_cpu_wide(&sb));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(sizeof(m), read(back[0], &m, sizeof(m)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
-	fj_collect(&sb, set);
+	run_after_open(_metadata, jit_child, NULL, &sb, set, &pid, &m);
 	o = find(set, pid, (uintptr_t)m);
 	ASSERT_NE(NULL, o) TH_LOG("no snapshot of the child's code");
 	emit_ret_imm(expect + 16, 4242);
@@ -218,6 +239,26 @@ static void *jit_thread(void *arg)
 	_exit(0);
 }
 
+/* in a child: run code, leave it to a thread, end the main thread */
+static void leader_exit_child(int go, int back)
+{
+	static struct thread_jit t;
+	pthread_t th;
+
+	t.go = go;
+	t.back = back;
+	t.m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t.m == MAP_FAILED)
+		_exit(1);
+	emit_ret_imm(t.m + 16, 4343);
+	if (mprotect(t.m, PAGE, PROT_READ | PROT_EXEC) ||
+	    ((int (*)(void))(t.m + 16))() != 4343 ||
+	    pthread_create(&th, NULL, jit_thread, &t))
+		_exit(1);
+	pthread_exit(NULL);
+}
+
 /* is @pid's main thread a zombie (exited, its process alive)? */
 static bool leader_exited(pid_t pid)
 {
@@ -244,45 +285,15 @@ static bool leader_exited(pid_t pid)
 TEST(process_with_exited_main_thread_is_armed)
 {
 	struct fj_set *set = calloc(1, sizeof(*set));
-	int go[2], back[2], status, i;
-	struct thread_jit t;
-	struct fj_obj *o;
-	pthread_t th;
 	struct sb sb;
 	uint8_t *m;
 	pid_t pid;
 
 	ASSERT_NE(NULL, set);
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(back));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		t.go = go[0];
-		t.back = back[1];
-		t.m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (t.m == MAP_FAILED)
-			_exit(1);
-		emit_ret_imm(t.m + 16, 4343);
-		if (mprotect(t.m, PAGE, PROT_READ | PROT_EXEC) ||
-		    ((int (*)(void))(t.m + 16))() != 4343 ||
-		    pthread_create(&th, NULL, jit_thread, &t))
-			_exit(1);
-		pthread_exit(NULL);
-	}
-	for (i = 0; i < 500 && !leader_exited(pid); i++)
-		usleep(10000);
-	ASSERT_TRUE(leader_exited(pid));
-	usleep(100000);		/* let the thread block in read() */
-	ASSERT_EQ(0, open_cpu_wide(&sb));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(sizeof(m), read(back[0], &m, sizeof(m)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
-	fj_collect(&sb, set);
-	o = find(set, pid, (uintptr_t)m);
-	EXPECT_NE(NULL, o) TH_LOG("the process was never armed");
+	run_after_open(_metadata, leader_exit_child, leader_exited, &sb, set,
+		       &pid, &m);
+	EXPECT_NE(NULL, find(set, pid, (uintptr_t)m))
+		TH_LOG("the process was never armed");
 	sb_close(&sb);
 	fj_reset(set);
 	free(set);
