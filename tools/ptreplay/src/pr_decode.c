@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pr_decode: decoding the AUX queues of a pr_replay session in parallel,
- * and the outputs: instruction flow, call/return flow, per-function
- * profile and the decode-health report.
+ * pr_decode: decoding the AUX queues of a pr_replay session in parallel
+ * (see pr_decode.h).
  */
-#include "pr_replay.h"
+#include "pr_decode.h"
 #include "pr_sym.h"
 
 #include <intel-pt.h>
@@ -16,12 +15,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* A growable output buffer. */
-struct pr_buf {
-	char *p;
-	size_t len, cap;
-};
 
 static int pr_buf_reserve(struct pr_buf *b, size_t n)
 {
@@ -121,7 +114,7 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
 #define PR_ERR_COMPLEX	(-1001)
 #define PR_DECODE_WORK_MAX	2000000000ULL
 
-static const char *pr_err_name(int code)
+const char *pr_decode_err_name(int code)
 {
 	if (code == PR_ERR_LOOP)
 		return "no trace progress (endless loop)";
@@ -129,70 +122,6 @@ static const char *pr_err_name(int code)
 		return "code lookups too costly (hostile input?): queue abandoned";
 	return pt_errstr(pt_errcode(code));
 }
-
-/* Errors by kind and region. */
-struct pr_err_count {
-	int code;
-	char region[96];
-	uint64_t count;
-};
-
-/* A profile entry. */
-struct pr_prof {
-	const void *key1;
-	uint64_t key2;
-	const char *name;	/* function or image name */
-	const char *dso;
-	uint64_t count;
-};
-
-/* The results and state of decoding one queue. */
-struct pr_qres {
-	struct pr_replay *rp;
-	struct pr_queue *q;
-	struct pt_insn_decoder *dec;
-
-	/* Trace time, perf and TSC. */
-	uint64_t tsc, time;
-	int have_time;
-	/* The task now: space (pid) and tid. */
-	uint32_t space;
-	int32_t tid;
-
-	/* The code read cache. */
-	const struct pr_region *c_rgn;
-	uint64_t c_lo, c_hi, c_time;
-
-	/* The last IP the decoder failed to read. */
-	uint64_t miss_ip;
-	int miss;
-	uint64_t last_ip;
-
-	struct pr_buf flow, calls;
-
-	/* Pending call/return: print at the next instruction. */
-	int pend;		/* 0, 1 call, 2 return */
-	uint64_t pend_ip;
-	char pend_from[160];
-	int32_t pend_tid;
-	int depth;
-
-	/* Profile: a hash table and the current function's range. */
-	struct pr_prof *prof;
-	size_t nprof, capprof;
-	uint64_t f_lo, f_hi, f_time;
-	struct pr_prof *f_cur;
-	int f_valid;
-
-	/* Instructions since the trace offset was last seen to move. */
-	uint64_t stuck, stuck_off;
-
-	/* Counters. */
-	uint64_t ninsn, nsync, noverflow, nerrors, ndisabled, nloops;
-	struct pr_err_count *err;
-	size_t nerr;
-	int failed;		/* out of memory */
-};
 
 /* Per-CPU queues: the task on the CPU at perf time @time.  Called when
  * tracing is (re-)enabled (a switch-in is a TIP.PGE after a TSC) and at
@@ -419,7 +348,7 @@ static void pr_qres_error(struct pr_qres *r, int code)
 			 rgn && rgn->name ? rgn->name : "[trace]");
 	}
 	r->miss = 0;
-	pr_qres_flow_error(r, -code, pr_err_name(code), r->last_ip);
+	pr_qres_flow_error(r, -code, pr_decode_err_name(code), r->last_ip);
 
 	for (i = 0; i < r->nerr; ++i)
 		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
@@ -677,7 +606,7 @@ static void pr_qres_decode(struct pr_qres *r)
 }
 
 struct pr_pool {
-	struct pr_replay *rp;
+	struct pr_decode *d;
 	size_t next;
 	size_t done;
 };
@@ -689,9 +618,9 @@ static void *pr_worker(void *arg)
 	for (;;) {
 		size_t i = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED);
 
-		if (i >= pool->rp->nq)
+		if (i >= pool->d->nq)
 			break;
-		pr_qres_decode(pool->rp->q[i].res);
+		pr_qres_decode(&pool->d->q[i]);
 		__atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -705,27 +634,35 @@ static double pr_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int pr_replay_decode(struct pr_replay *rp)
+struct pr_decode *pr_decode_run(struct pr_replay *rp)
 {
-	struct pr_pool pool = { .rp = rp };
+	struct pr_pool pool;
 	pthread_t tids[64];
 	uint64_t total = 0;
+	struct pr_decode *d;
 	size_t i;
 	int n, started = 0, progress;
 	double t0 = pr_now();
 
 	if (!rp)
-		return -1;
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->rp = rp;
+	d->nq = rp->nq;
+	d->q = calloc(rp->nq ? rp->nq : 1, sizeof(*d->q));
+	if (!d->q) {
+		free(d);
+		return NULL;
+	}
 	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = calloc(1, sizeof(*r));
-
-		if (!r)
-			return -1;
-		r->rp = rp;
-		r->q = &rp->q[i];
-		rp->q[i].res = r;
+		d->q[i].rp = rp;
+		d->q[i].q = &rp->q[i];
 		total += rp->q[i].size;
 	}
+	memset(&pool, 0, sizeof(pool));
+	pool.d = d;
 	n = rp->opts.jobs > 0 ? rp->opts.jobs : 1;
 	if (n > 64)
 		n = 64;
@@ -745,7 +682,7 @@ int pr_replay_decode(struct pr_replay *rp)
 
 		if (!have_self)
 			pr_worker(&pool);
-		while (__atomic_load_n(&pool.done, __ATOMIC_ACQUIRE) < rp->nq) {
+		while (__atomic_load_n(&pool.done, __ATOMIC_ACQUIRE) < d->nq) {
 			uint64_t b = __atomic_load_n(&pr_progress_bytes,
 						     __ATOMIC_RELAXED);
 			int pct = total ? (int)(b * 100 / total) : 100;
@@ -765,447 +702,24 @@ int pr_replay_decode(struct pr_replay *rp)
 	}
 	for (i = 0; i < (size_t)started; ++i)
 		pthread_join(tids[i], NULL);
-	rp->decode_seconds = pr_now() - t0;
-	return 0;
+	d->seconds = pr_now() - t0;
+	return d;
 }
 
-/* ---- outputs ---- */
-
-struct pr_prof_out {
-	const char *name, *dso;
-	uint64_t count;
-};
-
-static int pr_prof_out_cmp(const void *a, const void *b)
+void pr_decode_free(struct pr_decode *d)
 {
-	const struct pr_prof_out *x = a, *y = b;
-	int c;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	c = strcmp(x->name, y->name);
-	return c ? c : strcmp(x->dso, y->dso);
-}
-
-/* Print @s as a JSON string. */
-static void pr_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; ++s) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void pr_print_profile(struct pr_replay *rp, FILE *out, uint64_t total)
-{
-	struct pr_prof_out *all = NULL;
-	size_t n = 0, cap = 0, i, j, k;
-	int json = rp->opts.json;
-
-	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = rp->q[i].res;
-
-		for (j = 0; r && j < r->capprof; ++j) {
-			struct pr_prof *p = &r->prof[j];
-
-			if (!p->name)
-				continue;
-			for (k = 0; k < n; ++k)
-				if (!strcmp(all[k].name, p->name) &&
-				    !strcmp(all[k].dso, p->dso))
-					break;
-			if (k < n) {
-				all[k].count += p->count;
-				continue;
-			}
-			if (n == cap) {
-				struct pr_prof_out *a;
-
-				cap = cap ? 2 * cap : 64;
-				a = realloc(all, cap * sizeof(*a));
-				if (!a)
-					break;
-				all = a;
-			}
-			all[n].name = p->name;
-			all[n].dso = p->dso;
-			all[n].count = p->count;
-			n += 1;
-		}
-	}
-	if (n)
-		qsort(all, n, sizeof(*all), pr_prof_out_cmp);
-	if (json) {
-		fprintf(out, "\"profile\":[");
-		for (i = 0; i < n; ++i) {
-			fprintf(out, "%s\n{\"function\":", i ? "," : "");
-			pr_json_str(out, all[i].name);
-			fprintf(out, ",\"image\":");
-			pr_json_str(out, all[i].dso);
-			fprintf(out, ",\"insns\":%" PRIu64 "}", all[i].count);
-		}
-		fprintf(out, "]");
-	} else {
-		fprintf(out, "# profile: instructions per function "
-			"(%" PRIu64 " total)\n", total);
-		fprintf(out, "%12s %6s  %-40s %s\n", "insns", "%", "function",
-			"image");
-		for (i = 0; i < n; ++i)
-			fprintf(out, "%12" PRIu64 " %6.2f  %-40s %s\n",
-				all[i].count, total ? 100.0 * all[i].count /
-				total : 0.0, all[i].name, all[i].dso);
-	}
-	free(all);
-}
-
-static void pr_print_health(struct pr_replay *rp, FILE *out, uint64_t ninsn,
-			    uint64_t nerrors)
-{
-	const struct pr_replay_counts *c = &rp->cnt;
-	const struct flowjit_counts *fj = &rp->fj.counts;
-	uint64_t nsync = 0, novf = 0, aux = 0;
-	int json = rp->opts.json;
-	size_t i, j;
-	int first = 1;
-
-	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = rp->q[i].res;
-
-		aux += rp->q[i].size;
-		if (r) {
-			nsync += r->nsync;
-			novf += r->noverflow;
-		}
-	}
-
-	if (json) {
-		fprintf(out, "\"health\":{\"instructions\":%" PRIu64
-			",\"errors\":%" PRIu64 ",\"queues\":%zu,"
-			"\"aux_bytes\":%" PRIu64 ",\"syncs\":%" PRIu64
-			",\"overflows\":%" PRIu64 ",\"decode_seconds\":%.6f,"
-			"\"errors_by_kind\":[", ninsn, nerrors, rp->nq, aux,
-			nsync, novf, rp->decode_seconds);
-		for (i = 0; i < rp->nq; ++i) {
-			struct pr_qres *r = rp->q[i].res;
-
-			for (j = 0; r && j < r->nerr; ++j) {
-				fprintf(out, "%s{\"queue\":%u,\"kind\":",
-					first ? "" : ",", rp->q[i].idx);
-				pr_json_str(out, pr_err_name(r->err[j].code));
-				fprintf(out, ",\"region\":");
-				pr_json_str(out, r->err[j].region);
-				fprintf(out, ",\"count\":%" PRIu64 "}",
-					r->err[j].count);
-				first = 0;
-			}
-		}
-		fprintf(out, "],\"flowjit\":{\"records\":%" PRIu64
-			",\"ignored\":%" PRIu64 ",\"images_resolved\":%" PRIu64
-			",\"incomplete_bad_checksum\":%" PRIu64
-			",\"incomplete_missing_chunks\":%" PRIu64
-			",\"incomplete_overlapping_chunks\":%" PRIu64
-			",\"too_large\":%" PRIu64 ",\"bad_records\":%" PRIu64
-			",\"unknown_version\":%" PRIu64 ",\"retired\":%" PRIu64
-			",\"retire_unmatched\":%" PRIu64 "},"
-			"\"lost_records\":%" PRIu64 ",\"lost_events\":%" PRIu64
-			",\"lost_samples\":%" PRIu64 ",\"aux_truncated\":%"
-			PRIu64 ",\"aux_collision\":%" PRIu64 ",\"records\":%"
-			PRIu64 ",\"mmaps\":%" PRIu64 ",\"files_missing\":%"
-			PRIu64 ",\"buildid_mismatch\":%" PRIu64
-			",\"ksymbols\":%" PRIu64 ",\"bpf_loads\":%" PRIu64
-			",\"text_pokes\":%" PRIu64 "}",
-			c->fj_records, c->fj_ignored, fj->complete,
-			fj->bad_csum, fj->incomplete, fj->overlap,
-			fj->too_large, fj->bad_records, fj->unknown_version,
-			c->fj_retired, c->fj_retire_unmatched, c->lost,
-			c->lost_events, c->lost_samples, c->aux_truncated,
-			c->aux_collision, c->records, c->mmaps,
-			rp->store.files_missing, rp->store.buildid_mismatch,
-			c->ksymbols, c->bpf_loads, c->text_pokes);
-		return;
-	}
-
-	fprintf(out, "# decode health\n");
-	fprintf(out, "instructions decoded:   %" PRIu64 "\n", ninsn);
-	fprintf(out, "decode errors:          %" PRIu64 "\n", nerrors);
-	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = rp->q[i].res;
-
-		for (j = 0; r && j < r->nerr; ++j)
-			fprintf(out, "  %8" PRIu64 "  %-28s in %s (queue %u)\n",
-				r->err[j].count,
-				pr_err_name(r->err[j].code),
-				r->err[j].region, rp->q[i].idx);
-	}
-	fprintf(out, "AUX queues:             %zu (%" PRIu64 " bytes, %s)\n",
-		rp->nq, aux, rp->info.per_cpu_mmaps ? "per CPU" :
-		"per thread");
-	fprintf(out, "synchronizations:       %" PRIu64 "\n", nsync);
-	fprintf(out, "overflows:              %" PRIu64 "\n", novf);
-	fprintf(out, "flowjit records:        %" PRIu64 "%s\n", c->fj_records,
-		c->fj_ignored ? " (ignored: --no-flowjit)" : "");
-	fprintf(out, "  images resolved:      %" PRIu64 "\n", fj->complete);
-	fprintf(out, "  incomplete:           %" PRIu64 " (bad checksum %"
-		PRIu64 ", missing chunks %" PRIu64 ", overlapping chunks %"
-		PRIu64 ", too large %" PRIu64 ")\n",
-		fj->bad_csum + fj->incomplete + fj->overlap + fj->too_large,
-		fj->bad_csum, fj->incomplete, fj->overlap, fj->too_large);
-	fprintf(out, "  malformed records:    %" PRIu64 " (unknown version %"
-		PRIu64 ")\n", fj->bad_records, fj->unknown_version);
-	fprintf(out, "  retired:              %" PRIu64 " (unmatched %" PRIu64
-		")\n", c->fj_retired, c->fj_retire_unmatched);
-	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64
-		" PERF_RECORD_LOST)\n", c->lost, c->lost_events);
-	fprintf(out, "AUX truncated:          %" PRIu64 "\n", c->aux_truncated);
-	fprintf(out, "code mappings:          %" PRIu64 " (unreadable %" PRIu64
-		", build-id mismatch %" PRIu64 ")\n", c->mmaps,
-		c->mmaps_unreadable, rp->store.buildid_mismatch);
-	fprintf(out, "ksymbols:               %" PRIu64 ", BPF loads %" PRIu64
-		", text pokes %" PRIu64 "\n", c->ksymbols, c->bpf_loads,
-		c->text_pokes);
-	fprintf(out, "decode time:            %.3f s\n", rp->decode_seconds);
-}
-
-uint64_t pr_replay_print(struct pr_replay *rp, FILE *out)
-{
-	uint64_t ninsn = 0, nerrors = 0;
-	uint32_t o;
-	int json, first = 1;
 	size_t i;
 
-	if (!rp || !out)
-		return 0;
-	o = rp->opts.outputs;
-	json = rp->opts.json;
-	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = rp->q[i].res;
+	if (!d)
+		return;
+	for (i = 0; i < d->nq; ++i) {
+		struct pr_qres *r = &d->q[i];
 
-		if (r) {
-			ninsn += r->ninsn;
-			nerrors += r->nerrors;
-		}
-	}
-
-	if (json)
-		fputc('{', out);
-	if (o & PR_OUT_FLOW) {
-		if (json)
-			fprintf(out, "\"flow\":[\n");
-		for (i = 0; i < rp->nq; ++i) {
-			struct pr_qres *r = rp->q[i].res;
-
-			if (!r || !r->flow.len)
-				continue;
-			if (json && !first)
-				fputs(",\n", out);
-			fwrite(r->flow.p, 1, r->flow.len, out);
-			first = 0;
-		}
-		if (json)
-			fprintf(out, "]");
-	}
-	if (o & PR_OUT_CALLS) {
-		first = 1;
-		if (json)
-			fprintf(out, "%s\"calls\":[\n", o & PR_OUT_FLOW ?
-				",\n" : "");
-		for (i = 0; i < rp->nq; ++i) {
-			struct pr_qres *r = rp->q[i].res;
-
-			if (!r || !r->calls.len)
-				continue;
-			if (json && !first)
-				fputs(",\n", out);
-			fwrite(r->calls.p, 1, r->calls.len, out);
-			first = 0;
-		}
-		if (json)
-			fprintf(out, "]");
-	}
-	if (o & PR_OUT_PROFILE) {
-		if (json && (o & (PR_OUT_FLOW | PR_OUT_CALLS)))
-			fprintf(out, ",\n");
-		pr_print_profile(rp, out, ninsn);
-	}
-	if (o & PR_OUT_HEALTH) {
-		if (json && (o & (PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE)))
-			fprintf(out, ",\n");
-		pr_print_health(rp, out, ninsn, nerrors);
-	}
-	if (json)
-		fprintf(out, "}\n");
-
-	for (i = 0; i < rp->nq; ++i) {
-		struct pr_qres *r = rp->q[i].res;
-
-		if (!r)
-			continue;
 		free(r->flow.p);
 		free(r->calls.p);
 		free(r->prof);
 		free(r->err);
-		r->flow.p = r->calls.p = NULL;
-		r->prof = NULL;
-		r->err = NULL;
-		r->capprof = r->nprof = r->nerr = 0;
-		r->flow.len = r->calls.len = 0;
 	}
-	return nerrors;
-}
-
-void pr_replay_free_res(void *res)
-{
-	struct pr_qres *r = res;
-
-	if (!r)
-		return;
-	free(r->flow.p);
-	free(r->calls.p);
-	free(r->prof);
-	free(r->err);
-	free(r);
-}
-
-static void pr_replay_usage(FILE *out)
-{
-	fputs("usage: ptreplay [decode] -i perf.data [options]\n"
-	      "\n"
-	      "Decode the Intel PT AUX data of a perf.data through a code store\n"
-	      "versioned by (address space, address range, time).\n"
-	      "\n"
-	      "outputs (default: --flow):\n"
-	      "  --flow        instruction flow, 'TID IP' per line as\n"
-	      "                perf script --itrace=i0ns -F tid,ip prints it\n"
-	      "  -e, --errors  also trace error lines in the flow (overflows,\n"
-	      "                decode errors), like perf's --itrace=...e\n"
-	      "  --calls       call/return flow with symbols\n"
-	      "  --profile     instructions per function\n"
-	      "  --health      decode-health report\n"
-	      "options:\n"
-	      "  -i FILE       the perf.data (default: perf.data)\n"
-	      "  -j N          decode N AUX queues in parallel (default 1)\n"
-	      "  --no-flowjit  ignore PERF_RECORD_FLOWJIT records\n"
-	      "  --json        machine-readable output (one JSON object)\n"
-	      "  --progress, --no-progress\n"
-	      "                a progress bar on stderr (default: if a tty)\n"
-	      "  --no-vdso     do not use this machine's vdso for [vdso]\n"
-	      "  --vmlinux F   kernel code from the ELF file F (from time 0)\n"
-	      "  --no-text-poke  ignore TEXT_POKE records\n"
-	      "Exit status: 0 decoded without errors, 1 bad usage or input,\n"
-	      "2 decoded with decode errors.\n", out);
-}
-
-int pr_replay_main(int argc, char *const *argv)
-{
-	struct pr_replay_opts opts;
-	struct pr_replay *rp;
-	uint64_t nerrors;
-	int i;
-
-	memset(&opts, 0, sizeof(opts));
-	opts.input = "perf.data";
-	opts.jobs = 1;
-	opts.progress = -1;
-
-	for (i = 0; i < argc; ++i) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
-			if (++i >= argc)
-				goto missing;
-			opts.input = argv[i];
-		} else if (!strncmp(a, "--input=", 8)) {
-			opts.input = a + 8;
-		} else if (!strcmp(a, "-j") || !strncmp(a, "-j", 2)) {
-			const char *v = a[2] ? a + 2 : (++i < argc ? argv[i] :
-							NULL);
-			char *end;
-			long n;
-
-			if (!v)
-				goto missing;
-			n = strtol(v, &end, 10);
-			if (*end || n < 1 || n > 64) {
-				fprintf(stderr, "ptreplay: bad -j: %s (1..64)\n",
-					v);
-				return 1;
-			}
-			opts.jobs = (int)n;
-		} else if (!strcmp(a, "--flow")) {
-			opts.outputs |= PR_OUT_FLOW;
-		} else if (!strcmp(a, "--calls")) {
-			opts.outputs |= PR_OUT_CALLS;
-		} else if (!strcmp(a, "--profile")) {
-			opts.outputs |= PR_OUT_PROFILE;
-		} else if (!strcmp(a, "--health") || !strcmp(a, "--report")) {
-			opts.outputs |= PR_OUT_HEALTH;
-		} else if (!strcmp(a, "-e") || !strcmp(a, "--errors")) {
-			opts.flow_errors = 1;
-		} else if (!strcmp(a, "--no-flowjit")) {
-			opts.no_flowjit = 1;
-		} else if (!strcmp(a, "--json")) {
-			opts.json = 1;
-		} else if (!strcmp(a, "--progress")) {
-			opts.progress = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			opts.progress = 0;
-		} else if (!strcmp(a, "--no-vdso")) {
-			opts.no_vdso = 1;
-		} else if (!strcmp(a, "--vmlinux")) {
-			if (++i >= argc)
-				goto missing;
-			opts.vmlinux = argv[i];
-		} else if (!strcmp(a, "--no-text-poke")) {
-			opts.no_text_poke = 1;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			pr_replay_usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "ptreplay: unknown option: %s\n", a);
-			pr_replay_usage(stderr);
-			return 1;
-		}
-	}
-	if (!opts.outputs)
-		opts.outputs = PR_OUT_FLOW;
-
-	rp = malloc(sizeof(*rp));
-	if (!rp) {
-		fprintf(stderr, "ptreplay: out of memory\n");
-		return 1;
-	}
-	pr_replay_init(rp, &opts);
-	if (pr_replay_load(rp, NULL, 0) < 0) {
-		fprintf(stderr, "ptreplay: %s: %s\n", opts.input, rp->error);
-		pr_replay_fini(rp);
-		free(rp);
-		return 1;
-	}
-	if (pr_replay_decode(rp) < 0) {
-		fprintf(stderr, "ptreplay: out of memory\n");
-		pr_replay_fini(rp);
-		free(rp);
-		return 1;
-	}
-	nerrors = pr_replay_print(rp, stdout);
-	if (nerrors)
-		fprintf(stderr, "ptreplay: %" PRIu64 " decode error(s); see "
-			"--health\n", nerrors);
-	pr_replay_fini(rp);
-	free(rp);
-	if (fflush(stdout) || ferror(stdout))
-		return 1;
-	return nerrors ? 2 : 0;
-
-missing:
-	fprintf(stderr, "ptreplay: %s needs an argument\n", argv[argc - 1]);
-	return 1;
+	free(d->q);
+	free(d);
 }

@@ -49,10 +49,8 @@ void pr_replay_fini(struct pr_replay *rp)
 
 	if (!rp)
 		return;
-	for (i = 0; i < rp->nq; ++i) {
+	for (i = 0; i < rp->nq; ++i)
 		free(rp->q[i].owned);
-		pr_replay_free_res(rp->q[i].res);
-	}
 	free(rp->q);
 	free(rp->task);
 	for (i = 0; i < rp->ncpu; ++i)

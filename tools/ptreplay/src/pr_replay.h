@@ -6,10 +6,8 @@
  * pr_replay_load() reads the perf.data: it collects the AUX queues, builds
  * the code store from the sideband (MMAP/MMAP2, COMM exec, FORK, KSYMBOL,
  * TEXT_POKE, flowjit) and the task tables (FORK/COMM/ITRACE_START, context
- * switches), and counts what was lost.  pr_replay_decode() decodes the
- * queues, in parallel, with libipt's instruction flow decoder reading code
- * through a callback that asks the store for the bytes live at the
- * decoder's current time.  pr_replay_print() writes the outputs.
+ * switches), and counts what was lost.  pr_decode_run() (pr_decode.h)
+ * decodes the queues; pr_report_print() (pr_report.h) writes the outputs.
  */
 #ifndef PR_REPLAY_H
 #define PR_REPLAY_H
@@ -52,9 +50,6 @@ struct pr_queue {
 	uint8_t *owned;
 	size_t size, cap;
 	uint32_t nbuffers;
-
-	/* Results of decoding (struct pr_qres in pr_decode.c). */
-	void *res;
 };
 
 struct pr_task {
@@ -110,9 +105,6 @@ struct pr_replay {
 
 	struct pr_replay_counts cnt;
 
-	/* Decode totals, filled by pr_replay_decode(). */
-	double decode_seconds;
-
 	/* The last error. */
 	char error[200];
 };
@@ -137,25 +129,5 @@ extern uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid);
 /* The task on @cpu at @time: 0 if it ran a task, -1 if idle/unknown. */
 extern int pr_replay_on_cpu(const struct pr_replay *rp, uint32_t cpu,
 			    uint64_t time, uint32_t *pid, uint32_t *tid);
-
-/* Decode all queues with @rp->opts.jobs threads.
- *
- * Returns zero on success, -1 if out of memory.
- */
-extern int pr_replay_decode(struct pr_replay *rp);
-
-/* Free the decode results of a queue (pr_queue.res); may be NULL. */
-extern void pr_replay_free_res(void *res);
-
-/* Print the selected outputs to @out.
- * Returns the number of decode errors.
- */
-extern uint64_t pr_replay_print(struct pr_replay *rp, FILE *out);
-
-/* Run `ptreplay decode` with @argc arguments in @argv (after "decode").
- * Returns the exit status: 0 if decoded without errors, 1 for usage and
- * input errors, 2 if decoding reported errors.
- */
-extern int pr_replay_main(int argc, char *const *argv);
 
 #endif /* PR_REPLAY_H */

@@ -7,6 +7,7 @@
  * used, so a run depends on the input only.
  */
 #include "pr_replay.h"
+#include "pr_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	opts.json = size & 1;
 	pr_replay_init(rp, &opts);
-	if (pr_replay_load(rp, data, size) == 0 &&
-	    pr_replay_decode(rp) == 0)
-		pr_replay_print(rp, null);
+	if (pr_replay_load(rp, data, size) == 0) {
+		struct pr_decode *d = pr_decode_run(rp);
+
+		pr_report_print(d, null);
+		pr_decode_free(d);
+	}
 	pr_replay_fini(rp);
 	free(rp);
 	return 0;

@@ -14,8 +14,11 @@
 #include <intel-pt.h>
 
 #include "libflowjit.h"
+#include "pr_decode.h"
+#include "pr_report.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,6 +427,40 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
 	f = mkp_file(&m, size);
 	free(m.data);
 	return f;
+}
+
+/* Load the scenario (in @nsplit AUXTRACE buffers) with @opts, decode it
+ * and print its outputs into *@text (to be freed). Returns 0, or what
+ * failed: the load's status, or -1 if decoding ran out of memory.
+ */
+static inline int mkp_decode_scenario(struct pr_replay_opts *opts,
+				      size_t nsplit, char **text,
+				      uint64_t *nerr)
+{
+	struct pr_replay rp;
+	struct pr_decode *d = NULL;
+	size_t size, len;
+	uint8_t *f;
+	FILE *out;
+	int status;
+
+	f = mkp_scenario_file(flowjit_csum, nsplit, &size);
+	opts->no_files = 1;
+	opts->progress = 0;
+	pr_replay_init(&rp, opts);
+	status = pr_replay_load(&rp, f, size);
+	if (!status) {
+		d = pr_decode_run(&rp);
+		if (!d)
+			status = -1;
+	}
+	out = open_memstream(text, &len);
+	*nerr = pr_report_print(d, out);
+	fclose(out);
+	pr_decode_free(d);
+	pr_replay_fini(&rp);
+	free(f);
+	return status;
 }
 
 #endif /* PR_MKPERF_H */

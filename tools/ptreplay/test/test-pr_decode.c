@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for pr_decode: decoding through the versioned store and the
- * outputs (flow, calls, profile, health, JSON).
+ * Unit tests for pr_decode: decoding through the versioned store, seen
+ * through the instruction flow (the other outputs: test-pr_report.c).
  */
 #include "pr_mkperf.h"
 #include "pr_replay.h"
@@ -12,25 +12,7 @@ static size_t nsplit = 1;
 
 static int run(struct pr_replay_opts *opts, char **text, uint64_t *nerr)
 {
-	struct pr_replay rp;
-	size_t size, len;
-	uint8_t *f;
-	FILE *out;
-	int status;
-
-	f = mkp_scenario_file(flowjit_csum, nsplit, &size);
-	opts->no_files = 1;
-	opts->progress = 0;
-	pr_replay_init(&rp, opts);
-	status = pr_replay_load(&rp, f, size);
-	if (!status)
-		status = pr_replay_decode(&rp);
-	out = open_memstream(text, &len);
-	*nerr = status ? 0 : pr_replay_print(&rp, out);
-	fclose(out);
-	pr_replay_fini(&rp);
-	free(f);
-	return status;
+	return mkp_decode_scenario(opts, nsplit, text, nerr);
 }
 
 static struct prt_result flow_revisions_and_reuse(void)
@@ -91,63 +73,6 @@ static struct prt_result no_flowjit(void)
 	return prt_passed();
 }
 
-static struct prt_result health(void)
-{
-	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_HEALTH };
-	uint64_t nerr;
-	char *text = NULL;
-
-	prt_int_eq(run(&opts, &text, &nerr), 0);
-	prt_check(strstr(text, "instructions decoded:   11\n"));
-	prt_check(strstr(text, "decode errors:          0\n"));
-	prt_check(strstr(text, "images resolved:      4\n"));
-	prt_check(strstr(text, "incomplete:           2 (bad checksum 1, "
-			       "missing chunks 1,"));
-	prt_check(strstr(text, "retired:              1 (unmatched 0)"));
-	prt_check(strstr(text, "records lost:           3 (in 1 "
-			       "PERF_RECORD_LOST)"));
-	free(text);
-	return prt_passed();
-}
-
-static struct prt_result json(void)
-{
-	struct pr_replay_opts opts = { .jobs = 1, .json = 1,
-		.outputs = PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE |
-			   PR_OUT_HEALTH };
-	uint64_t nerr;
-	char *text = NULL;
-
-	prt_int_eq(run(&opts, &text, &nerr), 0);
-	prt_check(text[0] == '{');
-	prt_check(strstr(text, "[100,\"0xffffffffa0001002\"]"));
-	prt_check(strstr(text, "\"images_resolved\":4"));
-	prt_check(strstr(text, "\"incomplete_bad_checksum\":1"));
-	prt_check(strstr(text, "\"incomplete_missing_chunks\":1"));
-	prt_check(strstr(text, "\"lost_records\":3"));
-	prt_check(strstr(text, "{\"function\":\"jit:100:0x10000\","
-			       "\"image\":\"jit:100:0x10000\",\"insns\":6}"));
-	free(text);
-	return prt_passed();
-}
-
-static struct prt_result profile_and_calls(void)
-{
-	struct pr_replay_opts opts = { .jobs = 1,
-		.outputs = PR_OUT_CALLS | PR_OUT_PROFILE };
-	uint64_t nerr;
-	char *text = NULL;
-
-	prt_int_eq(run(&opts, &text, &nerr), 0);
-	prt_check(strstr(text, "           6  54.55  jit:100:0x10000"));
-	prt_check(strstr(text, "           3  27.27  bpf_prog_aaaa_A"));
-	prt_check(strstr(text, "           2  18.18  bpf_prog_bbbb_B"));
-	/* syscalls disable tracing: no call edge is made up */
-	prt_null(strstr(text, "call "));
-	free(text);
-	return prt_passed();
-}
-
 /* Code that loops with direct jumps needs no packets: decoding must stop. */
 static struct prt_result endless_loop(void)
 {
@@ -155,6 +80,7 @@ static struct prt_result endless_loop(void)
 	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1,
 				       .outputs = PR_OUT_HEALTH };
 	struct pr_replay rp;
+	struct pr_decode *d;
 	struct mkp m = { 0 };
 	struct mkpt pt;
 	size_t size, len, n;
@@ -183,12 +109,14 @@ static struct prt_result endless_loop(void)
 	f = mkp_file(&m, &size);
 	pr_replay_init(&rp, &opts);
 	prt_int_eq(pr_replay_load(&rp, f, size), 0);
-	prt_int_eq(pr_replay_decode(&rp), 0);
+	d = pr_decode_run(&rp);
+	prt_ptr(d);
 	out = open_memstream(&text, &len);
-	n = pr_replay_print(&rp, out);
+	n = pr_report_print(d, out);
 	fclose(out);
 	prt_uint_eq(n, 1);
 	prt_check(strstr(text, "no trace progress (endless loop)"));
+	pr_decode_free(d);
 	pr_replay_fini(&rp);
 	free(text);
 	free(f);
@@ -209,13 +137,6 @@ int main(void)
 		"decodes as one", split_buffers);
 	prt_run(suite, "pr_decode: --no-flowjit: the same trace has no code, "
 		"errors are reported by region", no_flowjit);
-	prt_run(suite, "pr_decode: the health report counts instructions, "
-		"images resolved/incomplete, retires and lost records",
-		health);
-	prt_run(suite, "pr_decode: --json output has the flow, profile and "
-		"health", json);
-	prt_run(suite, "pr_decode: the profile counts instructions per JIT "
-		"image by name", profile_and_calls);
 	prt_run(suite, "pr_decode: code looping on direct jumps without "
 		"packets stops with an error, no hang", endless_loop);
 	return prt_exit(&suite);

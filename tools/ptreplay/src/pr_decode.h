@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pr_decode: decoding the AUX queues of a loaded pr_replay session, a
+ * queue at a time per thread of a pool, with libipt's instruction flow
+ * decoder reading code through a callback that asks the store for the
+ * bytes live at the decoder's current time.
+ *
+ * What decoding a queue gives (flow and call lines, the profile, error
+ * counts) is a struct pr_qres; the results of a session, one per queue,
+ * belong to the struct pr_decode that pr_decode_run() returns, until
+ * pr_decode_free(). pr_report prints them; nothing else frees them.
+ */
+#ifndef PR_DECODE_H
+#define PR_DECODE_H
+
+#include "pr_replay.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_insn_decoder;
+
+/* A growable output buffer. */
+struct pr_buf {
+	char *p;
+	size_t len, cap;
+};
+
+/* Errors by kind and region. */
+struct pr_err_count {
+	int code;
+	char region[96];
+	uint64_t count;
+};
+
+/* A profile entry. */
+struct pr_prof {
+	const void *key1;
+	uint64_t key2;
+	const char *name;	/* function or image name */
+	const char *dso;
+	uint64_t count;
+};
+
+/* The results and state of decoding one queue. */
+struct pr_qres {
+	struct pr_replay *rp;
+	struct pr_queue *q;
+	struct pt_insn_decoder *dec;
+
+	/* Trace time, perf and TSC. */
+	uint64_t tsc, time;
+	int have_time;
+	/* The task now: space (pid) and tid. */
+	uint32_t space;
+	int32_t tid;
+
+	/* The code read cache. */
+	const struct pr_region *c_rgn;
+	uint64_t c_lo, c_hi, c_time;
+
+	/* The last IP the decoder failed to read. */
+	uint64_t miss_ip;
+	int miss;
+	uint64_t last_ip;
+
+	struct pr_buf flow, calls;
+
+	/* Pending call/return: print at the next instruction. */
+	int pend;		/* 0, 1 call, 2 return */
+	uint64_t pend_ip;
+	char pend_from[160];
+	int32_t pend_tid;
+	int depth;
+
+	/* Profile: a hash table and the current function's range. */
+	struct pr_prof *prof;
+	size_t nprof, capprof;
+	uint64_t f_lo, f_hi, f_time;
+	struct pr_prof *f_cur;
+	int f_valid;
+
+	/* Instructions since the trace offset was last seen to move. */
+	uint64_t stuck, stuck_off;
+
+	/* Counters. */
+	uint64_t ninsn, nsync, noverflow, nerrors, ndisabled, nloops;
+	struct pr_err_count *err;
+	size_t nerr;
+	int failed;		/* out of memory */
+};
+
+/* The decode results of a session. */
+struct pr_decode {
+	struct pr_replay *rp;
+	/* One per AUX queue of @rp, in queue order. */
+	struct pr_qres *q;
+	size_t nq;
+	/* Wall time decoding took. */
+	double seconds;
+};
+
+/* Decode every queue of @rp (loaded) with @rp->opts.jobs threads.
+ *
+ * Returns the results, or NULL if out of memory.
+ */
+extern struct pr_decode *pr_decode_run(struct pr_replay *rp);
+
+/* Free @d and its results; @d may be NULL. */
+extern void pr_decode_free(struct pr_decode *d);
+
+/* What went wrong, for an error code of struct pr_err_count. */
+extern const char *pr_decode_err_name(int code);
+
+#endif /* PR_DECODE_H */
