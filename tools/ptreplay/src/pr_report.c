@@ -211,11 +211,31 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	fprintf(out, "decode time:            %.3f s\n", d->seconds);
 }
 
+/* The flow lines (or with @calls, the call lines) of every queue, one
+ * queue after the other; in JSON, array elements joined by commas.
+ */
+static void pr_print_lines(const struct pr_decode *d, FILE *out, int calls)
+{
+	int json = d->rp->opts.json, first = 1;
+	size_t i;
+
+	for (i = 0; i < d->nq; ++i) {
+		const struct pr_buf *b = calls ? &d->q[i].calls : &d->q[i].flow;
+
+		if (!b->len)
+			continue;
+		if (json && !first)
+			fputs(",\n", out);
+		fwrite(b->p, 1, b->len, out);
+		first = 0;
+	}
+}
+
 uint64_t pr_report_print(const struct pr_decode *d, FILE *out)
 {
 	uint64_t ninsn = 0, nerrors = 0;
 	uint32_t o;
-	int json, first = 1;
+	int json;
 	size_t i;
 
 	if (!d || !out)
@@ -232,34 +252,15 @@ uint64_t pr_report_print(const struct pr_decode *d, FILE *out)
 	if (o & PR_OUT_FLOW) {
 		if (json)
 			fprintf(out, "\"flow\":[\n");
-		for (i = 0; i < d->nq; ++i) {
-			const struct pr_qres *r = &d->q[i];
-
-			if (!r->flow.len)
-				continue;
-			if (json && !first)
-				fputs(",\n", out);
-			fwrite(r->flow.p, 1, r->flow.len, out);
-			first = 0;
-		}
+		pr_print_lines(d, out, 0);
 		if (json)
 			fprintf(out, "]");
 	}
 	if (o & PR_OUT_CALLS) {
-		first = 1;
 		if (json)
 			fprintf(out, "%s\"calls\":[\n", o & PR_OUT_FLOW ?
 				",\n" : "");
-		for (i = 0; i < d->nq; ++i) {
-			const struct pr_qres *r = &d->q[i];
-
-			if (!r->calls.len)
-				continue;
-			if (json && !first)
-				fputs(",\n", out);
-			fwrite(r->calls.p, 1, r->calls.len, out);
-			first = 0;
-		}
+		pr_print_lines(d, out, 1);
 		if (json)
 			fprintf(out, "]");
 	}
