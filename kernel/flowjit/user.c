@@ -680,11 +680,11 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	unsigned long addr = vmf->address & PAGE_MASK;
 	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
 	struct page *page, *locked = NULL;
+	bool tracked = flowjit_fm_tracked(fm), notify = false;
 	struct mmu_notifier_range range;
-	bool notify = false;
 	pte_t entry, old;
 
-	if (flowjit_fm_tracked(fm)) {
+	if (tracked) {
 		flowjit_seen_alloc(fm);	/* before the page table lock */
 		if (pte_write(vmf->orig_pte)) {
 			/* secondary MMUs (KVM, SVA) lose write access too */
@@ -704,7 +704,7 @@ again:
 		goto unlock;
 	}
 	page = vm_normal_page(vma, addr, entry);
-	if (flowjit_fm_tracked(fm) && page && !PageAnon(page) &&
+	if (tracked && page && !PageAnon(page) &&
 	    !locked) {
 		/*
 		 * A page of a shared file: other mappings of it may write
@@ -722,7 +722,7 @@ again:
 					       &vmf->ptl);
 		goto again;
 	}
-	if (flowjit_fm_tracked(fm) && page) {
+	if (tracked && page) {
 		/*
 		 * No CPU may write the page while it is copied. Clearing RW
 		 * atomically keeps a dirty bit the hardware sets meanwhile.
