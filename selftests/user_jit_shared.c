@@ -170,6 +170,85 @@ TEST_F(shared, writer_in_another_process)
 	check_revisions(_metadata, self, 3, expect);
 }
 
+/*
+ * A page of the RW alias mapped again by a read: the write after it must
+ * still fault and re-arm the RX alias (review 2026-11-24, finding 14a:
+ * shmem has no write-notify, so a read fault, or fault-around, mapped the
+ * page writable and the write went through without a fault). Three ways
+ * to get such a mapping: MADV_DONTNEED of the RW alias, a new RW view,
+ * and a forked writer (fork copies no PTEs of shared file mappings).
+ */
+enum { READ_AFTER_DONTNEED, READ_NEW_VIEW, READ_IN_CHILD };
+
+static void read_then_write(struct __test_metadata *_metadata,
+			    struct _test_data_shared *self, int how,
+			    int off, uint32_t val)
+{
+	volatile uint8_t *v = self->w;
+	int status;
+	pid_t pid;
+
+	switch (how) {
+	case READ_AFTER_DONTNEED:
+		ASSERT_EQ(0, madvise(self->w, NPAGES * PAGE, MADV_DONTNEED));
+		break;
+	case READ_NEW_VIEW:
+		v = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->fd, 0);
+		ASSERT_NE(MAP_FAILED, v);
+		break;
+	case READ_IN_CHILD:
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (v[off] == 0xff)	/* read first */
+				_exit(2);
+			emit_ret_imm((uint8_t *)v + off, val);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+		return;
+	}
+	if (v[off] == 0xff)	/* read first: a read fault maps the page */
+		return;
+	emit_ret_imm((uint8_t *)v + off, val);
+	if (how == READ_NEW_VIEW)
+		munmap((void *)v, PAGE);
+}
+
+static void read_first_rewrites(struct __test_metadata *_metadata,
+				struct _test_data_shared *self, int how)
+{
+	static uint8_t expect[3][PAGE];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (i == 0)
+			emit_ret_imm(self->w, 800);
+		else
+			read_then_write(_metadata, self, how, 8 * i, 800 + i);
+		memcpy(expect[i], self->w, PAGE);
+		ASSERT_EQ(800 + i, call(self->x + 8 * i));
+	}
+	check_revisions(_metadata, self, 3, expect);
+}
+
+TEST_F(shared, read_after_dontneed_then_write_is_captured)
+{
+	read_first_rewrites(_metadata, self, READ_AFTER_DONTNEED);
+}
+
+TEST_F(shared, read_through_new_view_then_write_is_captured)
+{
+	read_first_rewrites(_metadata, self, READ_NEW_VIEW);
+}
+
+TEST_F(shared, child_reading_then_writing_is_captured)
+{
+	read_first_rewrites(_metadata, self, READ_IN_CHILD);
+}
+
 /* One shared RWX mapping of a memfd, rewritten in place. */
 TEST_F(shared, shared_rwx_mapping_rewritten_in_place)
 {

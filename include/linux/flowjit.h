@@ -13,6 +13,7 @@
 #include <linux/errno.h>
 #include <linux/jump_label_ratelimit.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/perf_event.h>
 #include <uapi/linux/flowjit.h>
 
@@ -122,17 +123,36 @@ static inline bool flowjit_exec_fault(struct vm_fault *vmf)
 
 /*
  * The same fault on a huge PMD: flowjit splits the mapping into PTEs,
- * which keep its protection, and the fetch faults again on a PTE.
+ * which keep its protection, and the fetch faults again on a PTE. A
+ * user instruction fetch that access_error() let through faults on a
+ * present PMD only if the PMD is not executable (protection keys were
+ * refused there, NUMA hinting is handled before): the rare fetch that
+ * raced with another thread's fault splits a PMD that needed none.
  */
 static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
 {
 	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ||
 	    !(vmf->flags & FAULT_FLAG_INSTRUCTION) ||
-	    !(pmd_flags(vmf->orig_pmd) & _PAGE_NX) ||
 	    !flowjit_vma_trackable(vmf->vma))
 		return false;
 	__flowjit_split_huge_exec(vmf);
 	return true;
+}
+
+/*
+ * A shared mapping of a shmem file flowjit took code from
+ * (AS_FLOWJIT_CODE, set under the page lock before the first snapshot
+ * of a page of the file), while any address space is tracked: a write
+ * through it must fault, so that the executable aliases of the page are
+ * re-armed first (flowjit_rearm_aliases()). shmem has no write-notify:
+ * a read fault maps such a page read-only (do_set_pte()), and no PMD
+ * maps the file writable (flowjit_refuse_file_pmd()).
+ */
+static inline bool flowjit_shared_code(struct vm_area_struct *vma)
+{
+	return unlikely(atomic_read(&flowjit_tracked_mms)) &&
+	       (vma->vm_flags & VM_SHARED) && flowjit_vma_shmem(vma) &&
+	       test_bit(AS_FLOWJIT_CODE, &vma->vm_file->f_mapping->flags);
 }
 
 /*
@@ -141,10 +161,14 @@ static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
  * would have to split it (flowjit_huge_exec_fault()), which for a file
  * PMD only zaps it, and the refault would map it huge and
  * non-executable again. The protection stays after tracking ends.
+ * Writable mappings of a file flowjit took code from get PTEs too: a
+ * write re-arms the aliases of one 4 KiB page.
  */
 static inline bool flowjit_refuse_file_pmd(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_EXEC) && flowjit_vma_armed(vma);
+	if ((vma->vm_flags & VM_EXEC) && flowjit_vma_armed(vma))
+		return true;
+	return (vma->vm_flags & VM_WRITE) && flowjit_shared_code(vma);
 }
 
 /* a write fault makes a page writable: make it non-executable first */
@@ -192,8 +216,7 @@ static inline void flowjit_moved_range(struct vm_area_struct *vma,
  */
 static inline bool flowjit_shared_write(struct vm_fault *vmf)
 {
-	return unlikely(atomic_read(&flowjit_tracked_mms)) &&
-	       flowjit_vma_shmem(vmf->vma);
+	return flowjit_shared_code(vmf->vma);
 }
 
 /* @page, locked, becomes writable through @vma: re-arm other mappings */
@@ -291,6 +314,11 @@ static inline bool flowjit_gup_must_fault(struct vm_area_struct *vma,
 }
 
 static inline bool flowjit_refuse_file_pmd(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline bool flowjit_shared_code(struct vm_area_struct *vma)
 {
 	return false;
 }

@@ -681,6 +681,7 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	struct flowjit_mm *fm = READ_ONCE(mm->flowjit);
 	struct page *page, *locked = NULL;
 	bool tracked = flowjit_fm_tracked(fm), notify = false;
+	struct address_space *mapping;
 	struct mmu_notifier_range range;
 	pte_t entry, old;
 
@@ -710,12 +711,20 @@ again:
 		 * A page of a shared file: other mappings of it may write
 		 * it. Write-protect them under the page lock, which their
 		 * write faults take before re-arming this mapping
-		 * (flowjit_rearm_aliases()), then look again.
+		 * (flowjit_rearm_aliases()), then look again. From now on
+		 * the file's writable mappings map its pages read-only and
+		 * their writes fault (flowjit_shared_code()): a write fault
+		 * that finds a PTE write-protected here sees the flag under
+		 * that PTE's lock, a read fault under the page lock.
 		 */
 		get_page(page);
 		pte_unmap_unlock(vmf->pte, vmf->ptl);
 		lock_page(page);
 		locked = page;
+		mapping = page_mapping(page);
+		if (mapping && shmem_mapping(mapping) &&
+		    !test_bit(AS_FLOWJIT_CODE, &mapping->flags))
+			set_bit(AS_FLOWJIT_CODE, &mapping->flags);
 		if (folio_mkclean(page_folio(page)))
 			set_page_dirty(page);	/* keep what the PTEs knew */
 		vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address,
@@ -776,7 +785,9 @@ void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 	pgoff_t pgoff = page_to_pgoff(page);
 	struct vm_area_struct *vma;
 
-	if (!mapping || !shmem_mapping(mapping))
+	/* no snapshot was taken of the file: nothing to re-arm */
+	if (!mapping || !shmem_mapping(mapping) ||
+	    !test_bit(AS_FLOWJIT_CODE, &mapping->flags))
 		return;
 	i_mmap_lock_read(mapping);
 	vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
@@ -836,10 +847,14 @@ void __flowjit_split_huge_exec(struct vm_fault *vmf)
 bool __flowjit_rearm_pte(struct vm_area_struct *vma, unsigned long addr,
 			 pte_t *ptep, pte_t entry)
 {
+	pte_t old;
+
 	if (!pte_exec(entry) || !flowjit_mm_tracked(vma->vm_mm))
 		return false;
-	entry = flowjit_pte_mknx(entry);
-	set_pte_at(vma->vm_mm, addr, ptep, entry);
+	/* the PTE is live (read-only): change it as mprotect() does */
+	old = ptep_modify_prot_start(vma, addr, ptep);
+	ptep_modify_prot_commit(vma, addr, ptep, old,
+				flowjit_pte_mknx(entry));
 	flush_tlb_page(vma, addr);
 	update_mmu_cache(vma, addr, ptep);
 	return true;
