@@ -841,6 +841,8 @@ TEST(tracking_end_gives_the_protection_back)
 	ASSERT_EQ(1, call(x));
 	sb_close(&sb);
 	faults = fresh_code_faults(x + PAGE, FRESH_PAGES);
+	printf("# %ld faults for %d new code pages after tracking ended\n",
+	       faults, FRESH_PAGES);
 	EXPECT_LT(0, faults);
 	EXPECT_GT(FRESH_PAGES * 3 / 2, faults)
 		TH_LOG("%ld faults for %d new code pages after tracking ended",
@@ -873,6 +875,8 @@ TEST(untracked_fork_child_gets_the_protection_back)
 	}
 	ASSERT_EQ(sizeof(faults), read(pipefd[0], &faults, sizeof(faults)));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	printf("# %ld faults for %d new code pages in the child\n",
+	       faults, FRESH_PAGES);
 	EXPECT_EQ(0, status);
 	EXPECT_LT(0, faults);
 	EXPECT_GT(FRESH_PAGES * 3 / 2, faults)

@@ -184,7 +184,7 @@ static void read_then_write(struct __test_metadata *_metadata,
 			    struct _test_data_shared *self, int how,
 			    int off, uint32_t val)
 {
-	volatile uint8_t *v = self->w;
+	uint8_t *v = self->w;
 	int status;
 	pid_t pid;
 
@@ -201,20 +201,21 @@ static void read_then_write(struct __test_metadata *_metadata,
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
-			if (v[off] == 0xff)	/* read first */
-				_exit(2);
-			emit_ret_imm((uint8_t *)v + off, val);
+			if (__atomic_load_n(v + off, __ATOMIC_RELAXED) == 0xff)
+				_exit(2);	/* read first */
+			emit_ret_imm(v + off, val);
 			_exit(0);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_EQ(0, status);
 		return;
 	}
-	if (v[off] == 0xff)	/* read first: a read fault maps the page */
+	/* read first: a read fault maps the page */
+	if (__atomic_load_n(v + off, __ATOMIC_RELAXED) == 0xff)
 		return;
-	emit_ret_imm((uint8_t *)v + off, val);
+	emit_ret_imm(v + off, val);
 	if (how == READ_NEW_VIEW)
-		munmap((void *)v, PAGE);
+		munmap(v, PAGE);
 }
 
 static void read_first_rewrites(struct __test_metadata *_metadata,

@@ -35,7 +35,8 @@
  * existing pages runs in the target itself (task work), where taking
  * its mmap_lock is safe. When the last event goes, the PTEs are left
  * as they are: the next instruction fetch from such a page finds the
- * address space untracked and makes the page executable again.
+ * address space untracked, makes the page executable again and has the
+ * task disarm its VMAs (task work too).
  */
 #include <linux/hash.h>
 #include <linux/highmem.h>
@@ -167,15 +168,24 @@ static struct flowjit_mm *flowjit_mm_get_state(struct mm_struct *mm)
 static atomic_t flowjit_all_users = ATOMIC_INIT(0);
 
 /*
+ * Does an event track @fm's address space? Unlike flowjit_fm_tracked(),
+ * not changed by kernel.flowjit: with the sysctl 0 the VMAs stay armed,
+ * so that what is mapped meanwhile is tracked when it is 1 again.
+ */
+static bool flowjit_fm_watched(struct flowjit_mm *fm)
+{
+	return fm && (atomic_read(&fm->users) > 0 ||
+		      atomic_read(&flowjit_all_users) > 0);
+}
+
+/*
  * Is the address space of @fm tracked? Not while kernel.flowjit is 0:
  * then its pages become executable on their next fetch, and new
  * mappings are not armed, as when the last event has gone.
  */
 static bool flowjit_fm_tracked(struct flowjit_mm *fm)
 {
-	return fm && (atomic_read(&fm->users) > 0 ||
-		      atomic_read(&flowjit_all_users) > 0) &&
-	       flowjit_enabled();
+	return flowjit_fm_watched(fm) && flowjit_enabled();
 }
 
 /*
@@ -289,6 +299,57 @@ static bool flowjit_seen_same(struct flowjit_mm *fm, unsigned long page,
 	s->csum = csum;
 	spin_unlock(&fm->seen_lock);
 	return same;
+}
+
+/*
+ * No event tracks current's address space any more: give its armed VMAs
+ * the protection their flags give, PTEs included (as mprotect() would
+ * with the same flags), so that new code pages do not take an
+ * instruction fetch fault each for as long as it lives, and khugepaged
+ * does not collapse into non-executable PMDs that the next fetch splits.
+ */
+static void flowjit_disarm_work(struct callback_head *head)
+{
+	VMA_ITERATOR(vmi, current->mm, 0);
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct mmu_gather tlb;
+
+	kfree(head);
+	if (!mm)
+		return;
+	mmap_write_lock(mm);
+	if (flowjit_fm_watched(READ_ONCE(mm->flowjit)))
+		goto out;	/* tracked again: the arming has its own work */
+	tlb_gather_mmu(&tlb, mm);
+	for_each_vma(vmi, vma) {
+		if (!flowjit_vma_trackable(vma) || !flowjit_vma_armed(vma))
+			continue;
+		vma_set_page_prot(vma);
+		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
+				  vma->vm_page_prot, flowjit_cp_flags(vma));
+	}
+	tlb_finish_mmu(&tlb);
+out:
+	mmap_write_unlock(mm);
+}
+
+/*
+ * An instruction fetch found a page flowjit armed in an address space no
+ * event tracks (tracking ended, or a child forked untracked from a
+ * tracked process inherited the protection): disarm it before current
+ * returns to user space. One fault per address space queues it.
+ */
+static void flowjit_queue_disarm(void)
+{
+	struct callback_head *work = kmalloc(sizeof(*work), GFP_KERNEL);
+
+	if (!work)
+		return;		/* the next fetch fault tries again */
+	kfree(task_work_cancel_func(current, flowjit_disarm_work));
+	init_task_work(work, flowjit_disarm_work);
+	if (task_work_add(current, work, TWA_RESUME))
+		kfree(work);
 }
 
 static void flowjit_arm_work(struct callback_head *head)
@@ -572,7 +633,13 @@ void flowjit_exec(void)
 
 	if (mm && atomic_read(&flowjit_all_users))
 		flowjit_mm_get_state(mm);
-	if (!mm || list_empty_careful(&flowjit_trackers))
+	/*
+	 * Only an event of this task can track its new address space: the
+	 * exec of every other task allocates nothing and takes no lock
+	 * while trackers exist elsewhere.
+	 */
+	if (!mm || list_empty_careful(&flowjit_trackers) ||
+	    !perf_event_task_has(current, flowjit_event_tracks_user))
 		return;
 	fm = flowjit_mm_get_state(mm);
 	mutex_lock(&flowjit_trackers_lock);
@@ -758,6 +825,8 @@ unlock:
 		unlock_page(locked);
 		put_page(locked);
 	}
+	if (!tracked && !flowjit_fm_watched(fm) && flowjit_vma_armed(vma))
+		flowjit_queue_disarm();
 	return 0;
 }
 
@@ -920,7 +989,8 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 		if (fm)
 			flowjit_mm_user_inc(fm);
 	}
-	if (!fm)
+	/* with kernel.flowjit 0 the copied protection waits for it to be 1 */
+	if (!flowjit_fm_tracked(fm))
 		return;
 	mmap_write_lock(mm);
 	flowjit_arm_mm(mm);
