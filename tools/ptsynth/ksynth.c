@@ -27,7 +27,10 @@
 
 #include "classify.h"
 #include "kgt.h"
-#include "ptsynth.h"
+#include "packet.h"
+#include "perfdata.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* the longest filter string of AUXTRACE_INFO */
 #define FILTER_STR_MAX	(128 * 8)

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptsynth.h"
+#include "gt.h"
+#include "packet.h"
 
 struct pktenc {
 	struct pt_encoder *enc;
@@ -21,7 +22,7 @@ struct pktenc {
 	struct ptbuf *out;
 };
 
-int ptbuf_append(struct ptbuf *b, const void *data, size_t len)
+static int ptbuf_append(struct ptbuf *b, const void *data, size_t len)
 {
 	if (b->len + len > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;

@@ -10,7 +10,7 @@
  * tools/perf/Documentation/perf.data-file-format.txt and
  * tools/perf/util/intel-pt.h / arch/x86/util/intel-pt.c of Linux 6.1.
  * The pieces of that format the kernel mode's writer (ksynth.c) and the
- * sideband reader (sideband.c) need too are exported (ptsynth.h).
+ * sideband reader (sideband.c) need too are exported (perfdata.h).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -19,8 +19,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ptsynth.h"
+#include "gt.h"
+#include "packet.h"
+#include "perfdata.h"
+#include "sideband.h"
+#include "synth.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define PERF_RECORD_AUXTRACE_INFO	70
 #define PERF_AUXTRACE_INTEL_PT		1
 
 /* Positions in the intel_pt AUXTRACE_INFO private area (util/intel-pt.h) */
@@ -147,7 +154,7 @@ uint64_t intel_pt_config(uint64_t psb_period, bool retcomp)
 }
 
 /* config bits of MTC every 2^@mtc_period CTC ticks (-1: no MTC) */
-uint64_t intel_pt_mtc_config(int mtc_period)
+static uint64_t intel_pt_mtc_config(int mtc_period)
 {
 	if (mtc_period < 0)
 		return 0;
@@ -159,7 +166,8 @@ uint64_t intel_pt_mtc_config(int mtc_period)
  * @rec (made by intel_pt_auxtrace_info()): decoders need it to turn MTCs
  * into TSC time.
  */
-void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n, uint32_t ctc_d)
+static void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
+				       uint32_t ctc_d)
 {
 	uint64_t *priv = rec + 2;
 

@@ -17,8 +17,12 @@
 #include <string.h>
 
 #include "classify.h"
+#include "gt.h"
+#include "perfdata.h"
 #include "ptcheck.h"
-#include "ptsynth.h"
+#include "sideband.h"
+#include "synth.h"
+#include "tracer.h"
 
 struct cli {
 	const char *output;

@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 #include "libflowjit.h"
-#include "ptsynth.h"
+#include "perfdata.h"
+#include "sideband.h"
 
 #define PERF_RECORD_FLOWJIT	FLOWJIT_PERF_RECORD_TYPE
 #define MAX_ATTRS		64

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "classify.h"
-#include "ptsynth.h"
+#include "gt.h"
+#include "packet.h"
+#include "synth.h"
 
 #define RETSTACK_MAX	64
 #define MAX_STREAMS	256

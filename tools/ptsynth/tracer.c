@@ -36,7 +36,8 @@
 
 #include "classify.h"
 #include "gt.h"
-#include "ptsynth.h"
+#include "perfdata.h"
+#include "tracer.h"
 
 #define MAX_THREADS	256
 #define MAX_MAPS	1024
@@ -205,7 +206,7 @@ static int calibrate_time_conv(struct gt_timeconv *tc)
 	return 0;
 }
 
-int read_time_conv(struct gt_timeconv *tc, bool *calibrated)
+static int read_time_conv(struct gt_timeconv *tc, bool *calibrated)
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pc;

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "gt.h"
-#include "ptsynth.h"
 
 struct gtb {
 	struct gt_trace t;

@@ -2,6 +2,7 @@
 /* IP compression choice and its serialisation by libipt. */
 #include "tap.h"
 #include "gtbuild.h"
+#include "packet.h"
 
 struct ipc_case {
 	uint64_t last, ip;

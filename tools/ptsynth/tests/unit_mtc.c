@@ -10,6 +10,7 @@
 
 #include "tap.h"
 #include "gtbuild.h"
+#include "packet.h"
 
 #define N	200	/* TSC/CTC = 100: CPUID 0x15 EBX/EAX */
 #define D	2

@@ -6,6 +6,8 @@
 
 #include "tap.h"
 #include "gtbuild.h"
+#include "perfdata.h"
+#include "synth.h"
 
 static const uint8_t jmp_rax[] = { 0xff, 0xe0 };
 

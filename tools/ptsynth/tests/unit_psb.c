@@ -2,6 +2,7 @@
 /* PSB+ period: placement, contents, last-IP reset. */
 #include "tap.h"
 #include "gtbuild.h"
+#include "synth.h"
 
 static const uint8_t jmp_rax[] = { 0xff, 0xe0 };
 

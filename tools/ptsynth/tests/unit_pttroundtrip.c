@@ -12,6 +12,7 @@
 
 #include "tap.h"
 #include "gtbuild.h"
+#include "packet.h"
 
 /*
  * MODE.Exec bit 2 (IF, event tracing) postdates libipt 2.0.5: its packet

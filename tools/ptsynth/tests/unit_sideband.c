@@ -14,6 +14,8 @@
 
 #include "tap.h"
 #include "gtbuild.h"
+#include "perfdata.h"
+#include "sideband.h"
 #include "../../../include/uapi/linux/flowjit.h"
 
 #define ST0	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \

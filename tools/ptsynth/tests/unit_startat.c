@@ -7,6 +7,8 @@
  */
 #include "tap.h"
 #include "gtbuild.h"
+#include "synth.h"
+#include "tracer.h"
 
 #include <signal.h>
 

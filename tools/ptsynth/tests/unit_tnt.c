@@ -2,6 +2,7 @@
 /* TNT accumulation and flushing (TNT-8 and TNT-64) before TIP/TIP.PGD. */
 #include "tap.h"
 #include "gtbuild.h"
+#include "synth.h"
 
 static const uint8_t jne_self[] = { 0x75, 0xfe };	/* jne . */
 static const uint8_t jmp_rax[] = { 0xff, 0xe0 };

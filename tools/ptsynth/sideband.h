@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sideband.h - the sideband of a real perf record --flowjit of the run
+ * (sideband.c)
+ *
+ * sideband_load() returns 0, or a negative errno (-EINVAL: not a
+ * perf.data file it can read) after freeing what it had loaded;
+ * sideband_free() frees a loaded sideband.
+ */
+#ifndef PTSYNTH_SIDEBAND_H
+#define PTSYNTH_SIDEBAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_rec {
+	uint64_t time;
+	int pid, tid, cpu;
+	uint8_t *data;		/* header + body, no sample_id trailer */
+	size_t body_len;
+};
+
+struct sb_fault {
+	int tid;
+	uint64_t time;		/* perf time */
+};
+
+struct sideband {
+	struct sb_rec *recs;
+	size_t nr, cap;
+	struct sb_fault *faults;	/* sorted by time */
+	size_t nr_faults;
+	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped;
+	uint64_t nr_bad;	/* malformed: dropped */
+	uint64_t nr_synth;	/* kept: perf record's own (time 0) */
+	uint64_t nr_renamed;
+};
+
+int sideband_load(struct sideband *sb, const char *path, const char *root,
+		  bool strip_flowjit);
+void sideband_free(struct sideband *sb);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * synth.h - turn a user-space ground truth into PT packet streams (synth.c)
+ *
+ * synth_run() fills a synth_result: one packet stream per thread (or per
+ * CPU), the context switches of per-CPU mode and counters.  It returns 0,
+ * or a negative errno or libipt error code; the result is to be freed with
+ * synth_result_free() either way.
+ */
+#ifndef PTSYNTH_SYNTH_H
+#define PTSYNTH_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packet.h"
+
+struct gt_trace;
+
+struct synth_opts {
+	uint64_t psb_period;	/* bytes between PSB+, 0 = never after start */
+	bool retcomp;		/* return compression (perf: noretcomp=0) */
+	bool long_tnt;		/* use TNT-64 (47 bits) instead of TNT-8 */
+	bool per_cpu;		/* one stream per CPU instead of per thread */
+	int nr_cpus;		/* CPUs for per-cpu mode (threads round robin) */
+	int64_t ovf_at;		/* inject OVF before this insn index, -1 none */
+	uint64_t ovf_len;	/* instructions whose packets are lost */
+	bool verbose;
+	/* exec faults (flowjit snapshots): FUP + TIP.PGD, TIP.PGE */
+	const struct synth_fault *faults;	/* sorted by tsc */
+	size_t nr_faults;
+	bool fault_tsc;		/* a TSC packet with the TIP.PGE of a fault */
+	/* MTC every 2^mtc_period CTC ticks (perf's mtc_period), -1: none */
+	int mtc_period;
+};
+
+struct synth_fault {
+	int tid;
+	uint64_t tsc;
+};
+
+/* One AUX area: per thread (cpu = -1) or per CPU (tid = -1). */
+struct synth_stream {
+	int idx;
+	int cpu;
+	int tid;
+	int pid;
+	struct ptbuf buf;
+	uint64_t first_tsc, last_tsc;
+};
+
+/* A context switch on a CPU (per-cpu mode): sideband for perf. */
+struct synth_switch {
+	uint64_t tsc;
+	int cpu;
+	bool out;
+	int pid, tid;		/* the thread switched in or out */
+	int next_prev_pid, next_prev_tid;
+};
+
+struct synth_result {
+	struct synth_stream *streams;
+	int nr_streams;
+	struct synth_switch *switches;
+	size_t nr_switches;
+	uint64_t nr_packets;
+	uint64_t nr_insns;
+	uint64_t nr_psb;
+	uint64_t nr_mtc;
+	uint32_t ctc_n, ctc_d;		/* TSC/CTC ratio of the MTCs, 0: none */
+	uint64_t ovf_resume_idx;	/* per-stream insn index after OVF */
+	bool ovf_done;
+	uint64_t nr_faults;		/* faults modelled */
+	uint64_t nr_faults_dropped;	/* not while a user insn was pending */
+	uint64_t nr_faults_before;	/* before the thread's first insn */
+};
+
+void synth_opts_default(struct synth_opts *o);
+int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
+	      struct synth_result *res);
+void synth_result_free(struct synth_result *res);
+
+#endif
