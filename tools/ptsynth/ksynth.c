@@ -36,8 +36,8 @@
 #define FILTER_STR_MAX	(128 * 8)
 
 struct kstate {
-	struct ptstream ps;	/* enabled: inside the filter ranges */
-	struct ptbuf buf;
+	struct ps_stream ps;	/* enabled: inside the filter ranges */
+	struct ps_buf buf;
 	uint64_t psb_period;
 	/* the instruction whose outcome is not yet sent */
 	bool pending;
@@ -55,13 +55,13 @@ static void kresolve(struct kstate *s, uint64_t next)
 	s->pending = false;
 	switch (s->info.cls) {
 	case IC_JCC:
-		ptstream_tnt(&s->ps, next != s->ip + s->info.len);
+		ps_stream_tnt(&s->ps, next != s->ip + s->info.len);
 		s->tnt_bits++;
 		break;
 	case IC_CALL_IND:
 	case IC_JMP_IND:
 	case IC_RET:
-		ptstream_ip(&s->ps, ppt_tip, next);
+		ps_stream_ip(&s->ps, ppt_tip, next);
 		s->tips++;
 		break;
 	default:
@@ -83,12 +83,12 @@ static int kinsn(struct kstate *s, const struct gt_insn *r)
 	s->ps.tsc = r->h.tsc;
 	if (!s->ps.enabled) {
 		/* entering the filter ranges (see README: TSC with PGE) */
-		ptstream_tnt_flush(&s->ps);
-		ptstream_tsc(&s->ps);
-		ptstream_pge(&s->ps, r->ip);
+		ps_stream_tnt_flush(&s->ps);
+		ps_stream_tsc(&s->ps);
+		ps_stream_pge(&s->ps, r->ip);
 		s->pge++;
-	} else if (ptstream_psb_due(&s->ps, s->psb_period)) {
-		ptstream_psb(&s->ps, r->ip);
+	} else if (ps_stream_psb_due(&s->ps, s->psb_period)) {
+		ps_stream_psb(&s->ps, r->ip);
 	}
 	s->pending = true;
 	s->ip = r->ip;
@@ -100,7 +100,7 @@ static void kexit(struct kstate *s, uint64_t target)
 {
 	/* the pending branch leaves the filter: TIP.PGD carries its target */
 	s->pending = false;
-	ptstream_ip(&s->ps, ppt_tip_pgd, target);
+	ps_stream_ip(&s->ps, ppt_tip_pgd, target);
 	s->ps.enabled = false;
 	s->pgd++;
 }
@@ -110,7 +110,7 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 	size_t i;
 	int err = 0;
 
-	err = ptstream_init(&s->ps, &s->buf, PT_TNT8_MAX, "ptsynth ksynth");
+	err = ps_stream_init(&s->ps, &s->buf, PS_TNT8_MAX, "ptsynth ksynth");
 	if (err)
 		return err;
 	for (i = 0; i < gt->nr_recs && !err && !s->ps.err; i++) {
@@ -120,7 +120,7 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 			if (!s->insns) {
 				/* TraceEn: PSB+ with packets disabled */
 				s->ps.tsc = r->tsc;
-				ptstream_psb(&s->ps, 0);
+				ps_stream_psb(&s->ps, 0);
 			}
 			err = kinsn(s, (const struct gt_insn *)r);
 		} else if (r->type == GT_KIRQ && s->ps.enabled) {
@@ -128,7 +128,7 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 			uint64_t ip = ((const struct gt_kirq *)r)->ip;
 
 			kresolve(s, ip);
-			ptstream_fup_pgd(&s->ps, ip);
+			ps_stream_fup_pgd(&s->ps, ip);
 			s->irqs++;
 		} else if (r->type == GT_KEXIT) {
 			if (!s->pending) {
@@ -142,10 +142,10 @@ static int ksynth_stream(const struct gt_trace *gt, struct kstate *s)
 	if (!err && s->ps.enabled && s->pending) {
 		/* ends inside the filter: an asynchronous disable */
 		s->pending = false;
-		ptstream_fup_pgd(&s->ps, s->ip);
+		ps_stream_fup_pgd(&s->ps, s->ip);
 	}
-	ptstream_tnt_flush(&s->ps);
-	ptstream_exit(&s->ps);
+	ps_stream_tnt_flush(&s->ps);
+	ps_stream_exit(&s->ps);
 	return err ? err : s->ps.err;
 }
 

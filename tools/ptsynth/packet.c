@@ -2,7 +2,7 @@
 /*
  * packet.c - serialise Intel PT packets with libipt's encoder
  *
- * libipt only serialises.  struct ptstream keeps what the packet layer
+ * libipt only serialises.  struct ps_stream keeps what the packet layer
  * of one stream must remember (last IP, pending TNT bits, PacketEn, the
  * PSB period); which packet to emit when is the model of the user
  * (synth.c) and the kernel (ksynth.c) synthesiser.
@@ -16,13 +16,13 @@
 #include "gt.h"
 #include "packet.h"
 
-struct pktenc {
+struct ps_pktenc {
 	struct pt_encoder *enc;
 	uint8_t scratch[64];
-	struct ptbuf *out;
+	struct ps_buf *out;
 };
 
-static int ptbuf_append(struct ptbuf *b, const void *data, size_t len)
+static int ps_buf_append(struct ps_buf *b, const void *data, size_t len)
 {
 	if (b->len + len > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
@@ -41,9 +41,9 @@ static int ptbuf_append(struct ptbuf *b, const void *data, size_t len)
 	return 0;
 }
 
-struct pktenc *pktenc_new(struct ptbuf *out)
+struct ps_pktenc *ps_pktenc_new(struct ps_buf *out)
 {
-	struct pktenc *pe = calloc(1, sizeof(*pe));
+	struct ps_pktenc *pe = calloc(1, sizeof(*pe));
 	struct pt_config cfg;
 
 	if (!pe)
@@ -60,7 +60,7 @@ struct pktenc *pktenc_new(struct ptbuf *out)
 	return pe;
 }
 
-void pktenc_free(struct pktenc *pe)
+void ps_pktenc_free(struct ps_pktenc *pe)
 {
 	if (!pe)
 		return;
@@ -69,7 +69,7 @@ void pktenc_free(struct pktenc *pe)
 }
 
 /* Encode one packet and append it to the output; returns its size. */
-int pktenc_put(struct pktenc *pe, const struct pt_packet *pkt)
+int ps_pktenc_put(struct ps_pktenc *pe, const struct pt_packet *pkt)
 {
 	struct pt_packet p = *pkt;
 	int n;
@@ -79,12 +79,12 @@ int pktenc_put(struct pktenc *pe, const struct pt_packet *pkt)
 	n = pt_enc_next(pe->enc, &p);
 	if (n < 0)
 		return n;
-	if (ptbuf_append(pe->out, pe->scratch, n))
+	if (ps_buf_append(pe->out, pe->scratch, n))
 		return -ENOMEM;
 	return n;
 }
 
-static uint64_t sext48(uint64_t ip)
+static uint64_t ps_stream_sext48(uint64_t ip)
 {
 	return (uint64_t)((int64_t)(ip << 16) >> 16);
 }
@@ -93,7 +93,7 @@ static uint64_t sext48(uint64_t ip)
  * Choose the shortest IP compression that lets a decoder holding
  * @last_ip reconstruct @ip.
  */
-int ipc_choose(uint64_t last_ip, uint64_t ip)
+int ps_stream_ipc_choose(uint64_t last_ip, uint64_t ip)
 {
 	uint64_t diff = ip ^ last_ip;
 
@@ -101,7 +101,7 @@ int ipc_choose(uint64_t last_ip, uint64_t ip)
 		return pt_ipc_update_16;
 	if (!(diff >> 32))
 		return pt_ipc_update_32;
-	if (sext48(ip) == ip)
+	if (ps_stream_sext48(ip) == ip)
 		return pt_ipc_sext_48;
 	if (!(diff >> 48))
 		return pt_ipc_update_48;
@@ -115,31 +115,31 @@ int ipc_choose(uint64_t last_ip, uint64_t ip)
  * them (6: TNT-8 only, up to 47: TNT-64 when more than 6), errors are
  * reported as "@who: encoder error".
  */
-int ptstream_init(struct ptstream *ps, struct ptbuf *buf, int tnt_max,
-		  const char *who)
+int ps_stream_init(struct ps_stream *ps, struct ps_buf *buf, int tnt_max,
+		   const char *who)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->mtc_period = -1;
 	ps->buf = buf;
 	ps->tnt_max = tnt_max;
 	ps->who = who;
-	ps->pe = pktenc_new(buf);
+	ps->pe = ps_pktenc_new(buf);
 	return ps->pe ? 0 : -ENOMEM;
 }
 
-void ptstream_exit(struct ptstream *ps)
+void ps_stream_exit(struct ps_stream *ps)
 {
-	pktenc_free(ps->pe);
+	ps_pktenc_free(ps->pe);
 	ps->pe = NULL;
 }
 
-void ptstream_emit(struct ptstream *ps, const struct pt_packet *p)
+void ps_stream_emit(struct ps_stream *ps, const struct pt_packet *p)
 {
 	int n;
 
 	if (ps->lost || ps->err)
 		return;
-	n = pktenc_put(ps->pe, p);
+	n = ps_pktenc_put(ps->pe, p);
 	if (n < 0) {
 		fprintf(stderr, "%s: encoder error: %s\n", ps->who,
 			pt_errstr(pt_errcode(n)));
@@ -149,61 +149,61 @@ void ptstream_emit(struct ptstream *ps, const struct pt_packet *p)
 	ps->nr_packets++;
 }
 
-void ptstream_tnt_flush(struct ptstream *ps)
+void ps_stream_tnt_flush(struct ps_stream *ps)
 {
 	struct pt_packet p;
 
 	if (!ps->tnt_n)
 		return;
 	memset(&p, 0, sizeof(p));
-	p.type = ps->tnt_n > PT_TNT8_MAX ? ppt_tnt_64 : ppt_tnt_8;
+	p.type = ps->tnt_n > PS_TNT8_MAX ? ppt_tnt_64 : ppt_tnt_8;
 	p.payload.tnt.bit_size = ps->tnt_n;
 	p.payload.tnt.payload = ps->tnt;
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 	ps->tnt = 0;
 	ps->tnt_n = 0;
 }
 
-void ptstream_tnt(struct ptstream *ps, bool taken)
+void ps_stream_tnt(struct ps_stream *ps, bool taken)
 {
 	ps->tnt = (ps->tnt << 1) | taken;
 	if (++ps->tnt_n == ps->tnt_max)
-		ptstream_tnt_flush(ps);
+		ps_stream_tnt_flush(ps);
 }
 
 /* A packet with an IP (TIP, TIP.PGE, TIP.PGD, FUP), compressed */
-void ptstream_ip(struct ptstream *ps, enum pt_packet_type type, uint64_t ip)
+void ps_stream_ip(struct ps_stream *ps, enum pt_packet_type type, uint64_t ip)
 {
 	struct pt_packet p;
 
-	ptstream_tnt_flush(ps);
+	ps_stream_tnt_flush(ps);
 	memset(&p, 0, sizeof(p));
 	p.type = type;
-	p.payload.ip.ipc = ipc_choose(ps->last_ip, ip);
+	p.payload.ip.ipc = ps_stream_ipc_choose(ps->last_ip, ip);
 	p.payload.ip.ip = ip;
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 	ps->last_ip = ip;
 }
 
 /* A packet without payload (PSB, PSBEND, OVF...) */
-void ptstream_simple(struct ptstream *ps, enum pt_packet_type type)
+void ps_stream_simple(struct ps_stream *ps, enum pt_packet_type type)
 {
 	struct pt_packet p;
 
 	memset(&p, 0, sizeof(p));
 	p.type = type;
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 }
 
 /* TSC of ps->tsc */
-void ptstream_tsc(struct ptstream *ps)
+void ps_stream_tsc(struct ps_stream *ps)
 {
 	struct pt_packet p;
 
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = ps->tsc & ((1ULL << 56) - 1);
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 }
 
 /*
@@ -214,20 +214,20 @@ void ptstream_tsc(struct ptstream *ps)
  * TMA with CTC[15:0] and the TSC ticks since the last CTC tick after the
  * TSC of every PSB+, which is what MTCs count from.
  */
-void ptstream_set_mtc(struct ptstream *ps, int period, uint32_t ctc_n,
-		      uint32_t ctc_d)
+void ps_stream_set_mtc(struct ps_stream *ps, int period, uint32_t ctc_n,
+		       uint32_t ctc_d)
 {
 	ps->mtc_period = ctc_n && ctc_d ? period : -1;
 	ps->ctc_n = ctc_n;
 	ps->ctc_d = ctc_d;
 }
 
-static uint64_t tsc_to_ctc(const struct ptstream *ps, uint64_t tsc)
+static uint64_t ps_stream_tsc_to_ctc(const struct ps_stream *ps, uint64_t tsc)
 {
 	return (unsigned __int128)tsc * ps->ctc_d / ps->ctc_n;
 }
 
-static uint64_t ctc_to_tsc(const struct ptstream *ps, uint64_t ctc)
+static uint64_t ps_stream_ctc_to_tsc(const struct ps_stream *ps, uint64_t ctc)
 {
 	return (unsigned __int128)ctc * ps->ctc_n / ps->ctc_d;
 }
@@ -238,19 +238,19 @@ static uint64_t ctc_to_tsc(const struct ptstream *ps, uint64_t ctc)
  * (TNT bits already collected stay in the buffer: timing packets do not
  * flush it).
  */
-void ptstream_time(struct ptstream *ps, uint64_t tsc)
+void ps_stream_time(struct ps_stream *ps, uint64_t tsc)
 {
 	struct pt_packet p;
 	uint64_t tick;
 
 	if (ps->mtc_period >= 0 && ps->have_tma && tsc > ps->tsc) {
-		tick = tsc_to_ctc(ps, tsc) >> ps->mtc_period;
+		tick = ps_stream_tsc_to_ctc(ps, tsc) >> ps->mtc_period;
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_mtc;
 		while (ps->mtc_tick < tick) {
 			ps->mtc_tick++;
 			p.payload.mtc.ctc = ps->mtc_tick & 0xff;
-			ptstream_emit(ps, &p);
+			ps_stream_emit(ps, &p);
 			ps->nr_mtc++;
 		}
 	}
@@ -258,17 +258,17 @@ void ptstream_time(struct ptstream *ps, uint64_t tsc)
 }
 
 /* TMA of ps->tsc, after the TSC of a PSB+ */
-static void ptstream_tma(struct ptstream *ps)
+static void ps_stream_tma(struct ps_stream *ps)
 {
-	uint64_t ctc = tsc_to_ctc(ps, ps->tsc);
+	uint64_t ctc = ps_stream_tsc_to_ctc(ps, ps->tsc);
 	struct pt_packet p;
 
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tma;
 	p.payload.tma.ctc = ctc & 0xffff;
 	/* TSC ticks since the CTC ticked: below ctc_n / ctc_d, 9 bits */
-	p.payload.tma.fc = ps->tsc - ctc_to_tsc(ps, ctc);
-	ptstream_emit(ps, &p);
+	p.payload.tma.fc = ps->tsc - ps_stream_ctc_to_tsc(ps, ctc);
+	ps_stream_emit(ps, &p);
 	ps->mtc_tick = ctc >> ps->mtc_period;
 	ps->have_tma = true;
 }
@@ -278,7 +278,7 @@ static void ptstream_tma(struct ptstream *ps)
  * cores since Skylake; CPUID 0x15 EBX/EAX), with the TSC frequency of the
  * recording (@tc: perf time = TSC * time_mult >> time_shift, in ns).
  */
-int pt_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d)
+int ps_stream_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d)
 {
 	double tsc_hz;
 
@@ -293,7 +293,7 @@ int pt_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d)
 	return 0;
 }
 
-void ptstream_mode_exec(struct ptstream *ps)
+void ps_stream_mode_exec(struct ps_stream *ps)
 {
 	struct pt_packet p;
 
@@ -301,35 +301,35 @@ void ptstream_mode_exec(struct ptstream *ps)
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 }
 
 /* TIP.PGD with the IP suppressed: packets stop */
-void ptstream_pgd(struct ptstream *ps)
+void ps_stream_pgd(struct ps_stream *ps)
 {
 	struct pt_packet p;
 
-	ptstream_tnt_flush(ps);
+	ps_stream_tnt_flush(ps);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tip_pgd;
 	p.payload.ip.ipc = pt_ipc_suppressed;
-	ptstream_emit(ps, &p);
+	ps_stream_emit(ps, &p);
 	ps->enabled = false;
 }
 
 /* An asynchronous disable at @ip: FUP, TIP.PGD (IP suppressed) */
-void ptstream_fup_pgd(struct ptstream *ps, uint64_t ip)
+void ps_stream_fup_pgd(struct ps_stream *ps, uint64_t ip)
 {
-	ptstream_ip(ps, ppt_fup, ip);
-	ptstream_pgd(ps);
+	ps_stream_ip(ps, ppt_fup, ip);
+	ps_stream_pgd(ps);
 }
 
 /* Packets start at @ip: MODE.Exec, TIP.PGE */
-void ptstream_pge(struct ptstream *ps, uint64_t ip)
+void ps_stream_pge(struct ps_stream *ps, uint64_t ip)
 {
-	ptstream_tnt_flush(ps);
-	ptstream_mode_exec(ps);
-	ptstream_ip(ps, ppt_tip_pge, ip);
+	ps_stream_tnt_flush(ps);
+	ps_stream_mode_exec(ps);
+	ps_stream_ip(ps, ppt_tip_pge, ip);
 	ps->enabled = true;
 }
 
@@ -337,25 +337,25 @@ void ptstream_pge(struct ptstream *ps, uint64_t ip)
  * PSB+: PSB, TSC, TMA with MTC, MODE.Exec and FUP of @ip when packets are
  * enabled, PSBEND.  The PSB period counts from the PSB.
  */
-void ptstream_psb(struct ptstream *ps, uint64_t ip)
+void ps_stream_psb(struct ps_stream *ps, uint64_t ip)
 {
-	ptstream_tnt_flush(ps);
+	ps_stream_tnt_flush(ps);
 	ps->psb_mark = ps->buf->len;
-	ptstream_simple(ps, ppt_psb);
-	ptstream_tsc(ps);
+	ps_stream_simple(ps, ppt_psb);
+	ps_stream_tsc(ps);
 	if (ps->mtc_period >= 0)
-		ptstream_tma(ps);
+		ps_stream_tma(ps);
 	ps->last_ip = 0;
 	if (ps->enabled) {
-		ptstream_mode_exec(ps);
-		ptstream_ip(ps, ppt_fup, ip);
+		ps_stream_mode_exec(ps);
+		ps_stream_ip(ps, ppt_fup, ip);
 	}
-	ptstream_simple(ps, ppt_psbend);
+	ps_stream_simple(ps, ppt_psbend);
 	ps->nr_psb++;
 }
 
 /* @period bytes (0: never) have been written since the last PSB */
-bool ptstream_psb_due(const struct ptstream *ps, uint64_t period)
+bool ps_stream_psb_due(const struct ps_stream *ps, uint64_t period)
 {
 	return period && ps->buf->len - ps->psb_mark >= period;
 }

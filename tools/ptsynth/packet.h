@@ -2,15 +2,15 @@
 /*
  * packet.h - Intel PT packets of one synthesised stream (packet.c)
  *
- * struct ptbuf is a growing byte buffer, struct pktenc appends packets
- * serialised by libipt's encoder to one, and struct ptstream is the packet
+ * struct ps_buf is a growing byte buffer, struct ps_pktenc appends packets
+ * serialised by libipt's encoder to one, and struct ps_stream is the packet
  * layer of one stream: what a decoder follows (IP compression, pending
  * TNT bits, PacketEn, time).  synth.c and ksynth.c decide what to emit
  * when; the packets are built here.
  *
  * Functions returning int return 0 (or a size) on success and a negative
- * errno or libipt error code on failure.  The ptstream_*() emitters return
- * nothing: the first encoder error is kept in ptstream.err, reported on
+ * errno or libipt error code on failure.  The ps_stream_*() emitters return
+ * nothing: the first encoder error is kept in ps_stream.err, reported on
  * stderr, and stops the stream.
  */
 #ifndef PTSYNTH_PACKET_H
@@ -23,25 +23,26 @@
 
 struct gt_timeconv;
 
-struct ptbuf {
+struct ps_buf {
 	uint8_t *data;
 	size_t len, cap;
 };
 
-/* libipt's encoder writing to a ptbuf; exposed for unit tests */
-struct pktenc;
-struct pktenc *pktenc_new(struct ptbuf *out);
-void pktenc_free(struct pktenc *pe);
-int pktenc_put(struct pktenc *pe, const struct pt_packet *pkt);
+/* libipt's encoder writing to a ps_buf; exposed for unit tests */
+struct ps_pktenc;
+struct ps_pktenc *ps_pktenc_new(struct ps_buf *out);
+void ps_pktenc_free(struct ps_pktenc *pe);
+int ps_pktenc_put(struct ps_pktenc *pe, const struct pt_packet *pkt);
 
-int ipc_choose(uint64_t last_ip, uint64_t ip);
+/* the shortest pt_ipc_* compression of @ip after @last_ip (unit tests) */
+int ps_stream_ipc_choose(uint64_t last_ip, uint64_t ip);
 
-#define PT_TNT8_MAX	6	/* TNT bits of a TNT-8 packet */
-#define PT_TNT64_MAX	47	/* ... of a TNT-64 packet */
+#define PS_TNT8_MAX	6	/* TNT bits of a TNT-8 packet */
+#define PS_TNT64_MAX	47	/* ... of a TNT-64 packet */
 
-struct ptstream {
-	struct ptbuf *buf;	/* the packets */
-	struct pktenc *pe;
+struct ps_stream {
+	struct ps_buf *buf;	/* the packets */
+	struct ps_pktenc *pe;
 	const char *who;	/* for error messages */
 	int tnt_max;		/* TNT bits sent in one packet */
 	bool enabled;		/* PacketEn: packets flowing */
@@ -51,7 +52,7 @@ struct ptstream {
 	int tnt_n;
 	size_t psb_mark;	/* buffer length at the last PSB */
 	uint64_t tsc;		/* for the next TSC packet */
-	/* MTC (ptstream_set_mtc): the CTC runs at TSC * ctc_d / ctc_n */
+	/* MTC (ps_stream_set_mtc): the CTC runs at TSC * ctc_d / ctc_n */
 	int mtc_period;		/* -1: no MTC, no TMA */
 	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio, CPUID 0x15 EBX/EAX */
 	bool have_tma;		/* a PSB+ gave the CTC: MTCs may follow */
@@ -61,24 +62,24 @@ struct ptstream {
 	int err;		/* encoder error: no more packets */
 };
 
-int ptstream_init(struct ptstream *ps, struct ptbuf *buf, int tnt_max,
-		  const char *who);
-void ptstream_exit(struct ptstream *ps);
-void ptstream_emit(struct ptstream *ps, const struct pt_packet *p);
-void ptstream_tnt_flush(struct ptstream *ps);
-void ptstream_tnt(struct ptstream *ps, bool taken);
-void ptstream_ip(struct ptstream *ps, enum pt_packet_type type, uint64_t ip);
-void ptstream_simple(struct ptstream *ps, enum pt_packet_type type);
-void ptstream_tsc(struct ptstream *ps);
-void ptstream_set_mtc(struct ptstream *ps, int period, uint32_t ctc_n,
-		      uint32_t ctc_d);
-void ptstream_time(struct ptstream *ps, uint64_t tsc);
-int pt_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d);
-void ptstream_mode_exec(struct ptstream *ps);
-void ptstream_pgd(struct ptstream *ps);
-void ptstream_fup_pgd(struct ptstream *ps, uint64_t ip);
-void ptstream_pge(struct ptstream *ps, uint64_t ip);
-void ptstream_psb(struct ptstream *ps, uint64_t ip);
-bool ptstream_psb_due(const struct ptstream *ps, uint64_t period);
+int ps_stream_init(struct ps_stream *ps, struct ps_buf *buf, int tnt_max,
+		   const char *who);
+void ps_stream_exit(struct ps_stream *ps);
+void ps_stream_emit(struct ps_stream *ps, const struct pt_packet *p);
+void ps_stream_tnt_flush(struct ps_stream *ps);
+void ps_stream_tnt(struct ps_stream *ps, bool taken);
+void ps_stream_ip(struct ps_stream *ps, enum pt_packet_type type, uint64_t ip);
+void ps_stream_simple(struct ps_stream *ps, enum pt_packet_type type);
+void ps_stream_tsc(struct ps_stream *ps);
+void ps_stream_set_mtc(struct ps_stream *ps, int period, uint32_t ctc_n,
+		       uint32_t ctc_d);
+void ps_stream_time(struct ps_stream *ps, uint64_t tsc);
+int ps_stream_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d);
+void ps_stream_mode_exec(struct ps_stream *ps);
+void ps_stream_pgd(struct ps_stream *ps);
+void ps_stream_fup_pgd(struct ps_stream *ps, uint64_t ip);
+void ps_stream_pge(struct ps_stream *ps, uint64_t ip);
+void ps_stream_psb(struct ps_stream *ps, uint64_t ip);
+bool ps_stream_psb_due(const struct ps_stream *ps, uint64_t period);
 
 #endif

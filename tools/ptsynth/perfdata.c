@@ -94,7 +94,7 @@ struct pevent {
 	uint64_t seq;
 	size_t size;
 	uint8_t *data;		/* full record (header included) */
-	const struct ptbuf *aux;	/* AUXTRACE payload */
+	const struct ps_buf *aux;	/* AUXTRACE payload */
 };
 
 struct writer {
@@ -235,7 +235,7 @@ size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
 }
 
 /* The AUXTRACE record of the trace @b (its size padded to 8 bytes) */
-void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ptbuf *b,
+void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ps_buf *b,
 			uint64_t reference, int idx, int tid, int cpu)
 {
 	a->size = (b->len + 7) & ~7ULL;
@@ -248,7 +248,7 @@ void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ptbuf *b,
 }
 
 /* The trace bytes that follow an AUXTRACE record, zero padded */
-int perf_write_aux(FILE *f, const struct ptbuf *b)
+int perf_write_aux(FILE *f, const struct ps_buf *b)
 {
 	static const uint8_t zeros[8];
 

@@ -20,7 +20,7 @@
 struct gt_timeconv;
 struct gt_trace;
 struct perf_event_attr;
-struct ptbuf;
+struct ps_buf;
 struct sideband;
 struct synth_result;
 
@@ -60,9 +60,9 @@ void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
 size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
 			      uint32_t pmu_type, const struct gt_timeconv *tc,
 			      bool per_cpu, const char *filter);
-void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ptbuf *b,
+void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ps_buf *b,
 			uint64_t reference, int idx, int tid, int cpu);
-int perf_write_aux(FILE *f, const struct ptbuf *b);
+int perf_write_aux(FILE *f, const struct ps_buf *b);
 
 struct perfdata_opts {
 	const char *path;

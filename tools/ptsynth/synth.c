@@ -25,7 +25,7 @@
 #define MAX_THREADS	1024
 
 struct stream_state {
-	struct ptstream ps;	/* enabled: PacketEn, user mode */
+	struct ps_stream ps;	/* enabled: PacketEn, user mode */
 	struct synth_stream *out;
 	const struct synth_opts *o;
 	struct synth_result *res;
@@ -72,7 +72,7 @@ void synth_opts_default(struct synth_opts *o)
 /* PSB+: return compression starts again from an empty stack */
 static void emit_psb_plus(struct stream_state *s, uint64_t ip)
 {
-	ptstream_psb(&s->ps, ip);
+	ps_stream_psb(&s->ps, ip);
 	s->ret_n = 0;
 }
 
@@ -93,12 +93,12 @@ static void resolve_ret(struct stream_state *s, uint64_t next_ip)
 	if (s->o->retcomp && s->ret_n &&
 	    s->retstack[s->ret_n - 1] == next_ip) {
 		s->ret_n--;
-		ptstream_tnt(&s->ps, true);
+		ps_stream_tnt(&s->ps, true);
 		return;
 	}
 	/* conservative: never compress against a stack we may not share */
 	s->ret_n = 0;
-	ptstream_ip(&s->ps, ppt_tip, next_ip);
+	ps_stream_ip(&s->ps, ppt_tip, next_ip);
 }
 
 /* Emit what the pending instruction of @th tells a decoder. */
@@ -116,7 +116,7 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		if (known && next_ip != fall && next_ip != in->target)
 			fprintf(stderr, "ptsynth: warning: jcc at %#lx went to %#lx\n",
 				(unsigned long)th->ip, (unsigned long)next_ip);
-		ptstream_tnt(&s->ps, known && next_ip != fall);
+		ps_stream_tnt(&s->ps, known && next_ip != fall);
 		break;
 	case IC_CALL:
 		ret_push(s, fall);
@@ -126,14 +126,14 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		/* fall through */
 	case IC_JMP_IND:
 		if (known)
-			ptstream_ip(&s->ps, ppt_tip, next_ip);
+			ps_stream_ip(&s->ps, ppt_tip, next_ip);
 		break;
 	case IC_RET:
 		if (known)
 			resolve_ret(s, next_ip);
 		break;
 	case IC_FAR:
-		ptstream_pgd(&s->ps);
+		ps_stream_pgd(&s->ps);
 		break;
 	default:
 		break;
@@ -148,7 +148,7 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 	if (o->ovf_at < 0)
 		return;
 	if (idx == o->ovf_at) {
-		ptstream_tnt_flush(&s->ps);
+		ps_stream_tnt_flush(&s->ps);
 		s->ps.lost = true;
 	}
 	if (s->ps.lost && idx == o->ovf_at + (int64_t)o->ovf_len) {
@@ -156,10 +156,10 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 		s->ps.tnt = 0;
 		s->ps.tnt_n = 0;
 		s->ret_n = 0;
-		ptstream_simple(&s->ps, ppt_ovf);
+		ps_stream_simple(&s->ps, ppt_ovf);
 		s->ps.last_ip = 0;
 		if (s->ps.enabled)
-			ptstream_ip(&s->ps, ppt_fup, ip);
+			ps_stream_ip(&s->ps, ppt_fup, ip);
 		s->res->ovf_done = true;
 		s->res->ovf_resume_idx = idx;
 	}
@@ -167,7 +167,7 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 
 static void stream_begin(struct stream_state *s, uint64_t tsc)
 {
-	ptstream_time(&s->ps, tsc);
+	ps_stream_time(&s->ps, tsc);
 	if (!s->trace_en) {
 		s->out->first_tsc = tsc;
 		emit_psb_plus(s, 0);
@@ -209,13 +209,13 @@ static void thread_faults(struct thread_state *th, uint64_t tsc)
 			continue;
 		}
 		if (o->mtc_period >= 0)
-			ptstream_time(&s->ps, f->tsc);
-		ptstream_fup_pgd(&s->ps, th->ip);
+			ps_stream_time(&s->ps, f->tsc);
+		ps_stream_fup_pgd(&s->ps, th->ip);
 		if (o->fault_tsc && f->tsc > s->ps.tsc) {
 			s->ps.tsc = f->tsc;
-			ptstream_tsc(&s->ps);
+			ps_stream_tsc(&s->ps);
 		}
-		ptstream_pge(&s->ps, th->ip);
+		ps_stream_pge(&s->ps, th->ip);
 		s->res->nr_faults++;
 	}
 }
@@ -232,8 +232,8 @@ static void thread_insn(struct thread_state *th, uint64_t ip,
 	stream_begin(s, tsc);
 	ovf_boundary(s, ip);
 	if (!s->ps.enabled)
-		ptstream_pge(&s->ps, ip);
-	else if (ptstream_psb_due(&s->ps, o->psb_period))
+		ps_stream_pge(&s->ps, ip);
+	else if (ps_stream_psb_due(&s->ps, o->psb_period))
 		emit_psb_plus(s, ip);
 	th->pending = true;
 	th->begun = true;
@@ -251,9 +251,9 @@ static void thread_async(struct thread_state *th, uint64_t resume_ip,
 	struct stream_state *s = th->s;
 
 	resolve(th, resume_ip, true);
-	ptstream_time(&s->ps, tsc);
+	ps_stream_time(&s->ps, tsc);
 	if (s->ps.enabled)
-		ptstream_fup_pgd(&s->ps, resume_ip);
+		ps_stream_fup_pgd(&s->ps, resume_ip);
 }
 
 static void thread_end(struct thread_state *th)
@@ -269,7 +269,7 @@ static void thread_end(struct thread_state *th)
 			th->tid, (unsigned long)th->ip);
 		th->pending = false;
 		if (s->ps.enabled)
-			ptstream_fup_pgd(&s->ps, th->ip + th->info.len);
+			ps_stream_fup_pgd(&s->ps, th->ip + th->info.len);
 		return;
 	}
 	resolve(th, 0, false);
@@ -320,11 +320,11 @@ static int new_stream(struct synth *sy, int cpu, int pid, int tid)
 	ss->o = sy->o;
 	ss->res = res;
 	ss->cur_tid = -1;
-	err = ptstream_init(&ss->ps, &st->buf,
-			    sy->o->long_tnt ? PT_TNT64_MAX : PT_TNT8_MAX,
-			    "ptsynth");
+	err = ps_stream_init(&ss->ps, &st->buf,
+			     sy->o->long_tnt ? PS_TNT64_MAX : PS_TNT8_MAX,
+			     "ptsynth");
 	if (!err && sy->o->mtc_period >= 0)
-		ptstream_set_mtc(&ss->ps, sy->o->mtc_period, sy->ctc_n, sy->ctc_d);
+		ps_stream_set_mtc(&ss->ps, sy->o->mtc_period, sy->ctc_n, sy->ctc_d);
 	return err;
 }
 
@@ -408,9 +408,9 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 		return -ENOMEM;
 	s->cur_tid = th->tid;
 	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
-	ptstream_time(&s->ps, tsc);
+	ps_stream_time(&s->ps, tsc);
 	if (s->trace_en)
-		ptstream_tsc(&s->ps);
+		ps_stream_tsc(&s->ps);
 	return 0;
 }
 
@@ -507,7 +507,7 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 		return -ENOMEM;
 	}
 	if (o->mtc_period >= 0) {
-		err = pt_ctc_ratio(&gt->hdr.tc, &sy.ctc_n, &sy.ctc_d);
+		err = ps_stream_ctc_ratio(&gt->hdr.tc, &sy.ctc_n, &sy.ctc_d);
 		if (err) {
 			fprintf(stderr, "ptsynth: no TSC/CTC ratio for MTC from the time conversion (time_mult %u, time_shift %u)\n",
 				gt->hdr.tc.time_mult, gt->hdr.tc.time_shift);
@@ -524,14 +524,14 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 		if (sy.ts[i].s)
 			thread_end(&sy.ts[i]);
 	for (i = 0; i < sy.nr_ss && !err; i++) {
-		ptstream_tnt_flush(&sy.ss[i].ps);
+		ps_stream_tnt_flush(&sy.ss[i].ps);
 		err = sy.ss[i].ps.err;
 	}
 	for (i = 0; i < sy.nr_ss; i++) {
 		res->nr_packets += sy.ss[i].ps.nr_packets;
 		res->nr_psb += sy.ss[i].ps.nr_psb;
 		res->nr_mtc += sy.ss[i].ps.nr_mtc;
-		ptstream_exit(&sy.ss[i].ps);
+		ps_stream_exit(&sy.ss[i].ps);
 	}
 	free(sy.ss);
 	free(sy.ts);

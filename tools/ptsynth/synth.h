@@ -46,7 +46,7 @@ struct synth_stream {
 	int cpu;
 	int tid;
 	int pid;
-	struct ptbuf buf;
+	struct ps_buf buf;
 	uint64_t first_tsc, last_tsc;
 };
 

@@ -22,24 +22,24 @@ static const struct ipc_case cases[] = {
 int main(void)
 {
 	unsigned int i, good_choice = 0, good_rt = 0;
-	struct ptbuf buf = { 0 };
-	struct pktenc *pe = pktenc_new(&buf);
+	struct ps_buf buf = { 0 };
+	struct ps_pktenc *pe = ps_pktenc_new(&buf);
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct ipc_case *c = &cases[i];
 		struct pt_packet p, d;
 		size_t off = buf.len;
 
-		if (ipc_choose(c->last, c->ip) == (int)c->ipc)
+		if (ps_stream_ipc_choose(c->last, c->ip) == (int)c->ipc)
 			good_choice++;
 		else
 			TAP_DIAG("case %u: chose %d, want %d", i,
-				 ipc_choose(c->last, c->ip), c->ipc);
+				 ps_stream_ipc_choose(c->last, c->ip), c->ipc);
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_fup;
-		p.payload.ip.ipc = ipc_choose(c->last, c->ip);
+		p.payload.ip.ipc = ps_stream_ipc_choose(c->last, c->ip);
 		p.payload.ip.ip = c->ip;
-		if (pktenc_put(pe, &p) != c->size) {
+		if (ps_pktenc_put(pe, &p) != c->size) {
 			TAP_DIAG("case %u: size %zu", i, buf.len - off);
 			continue;
 		}
@@ -54,7 +54,7 @@ int main(void)
 	       "unit: IP compression picks the shortest of update-16/32, sext-48, update-48, full");
 	TAP_OK(good_rt == i,
 	       "unit: compressed FUP IPs serialise to the right size and decode back to the same IP");
-	pktenc_free(pe);
+	ps_pktenc_free(pe);
 	free(buf.data);
 	return tap_failed ? 1 : 0;
 }

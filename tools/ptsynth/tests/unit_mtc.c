@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MTC and TMA: what ptstream_time() and PSB+ send for a given TSC/CTC
+ * MTC and TMA: what ps_stream_time() and PSB+ send for a given TSC/CTC
  * ratio, and that a decoder computing time as perf's intel-pt decoder does
  * (TMA: CTC time = TSC - FC - low CTC bits * ratio; MTC: + ticks * ratio)
  * gets the TSC of every CTC tick back.
@@ -20,22 +20,22 @@ int main(void)
 {
 	static struct pt_packet p[256];
 	struct gt_timeconv tc = { .time_shift = 31 };
-	struct ptbuf buf = { 0 };
-	struct ptstream ps;
+	struct ps_buf buf = { 0 };
+	struct ps_stream ps;
 	uint64_t ctc_time = 0, delta = 0, last_mtc = 0, t;
 	uint32_t n, d;
 	int i, np, nr_mtc = 0, bad_seq = 0, bad_time = 0, tma = -1;
 
-	if (ptstream_init(&ps, &buf, PT_TNT8_MAX, "unit_mtc"))
+	if (ps_stream_init(&ps, &buf, PS_TNT8_MAX, "unit_mtc"))
 		return 1;
-	ptstream_set_mtc(&ps, PERIOD, N, D);
-	ptstream_time(&ps, 50000);		/* no TMA yet: nothing */
+	ps_stream_set_mtc(&ps, PERIOD, N, D);
+	ps_stream_time(&ps, 50000);		/* no TMA yet: nothing */
 	TAP_OK(buf.len == 0, "unit: no MTC before the first PSB+ gives a TMA");
 
 	ps.tsc = 100050;			/* CTC 1000, 50 TSC ticks on */
-	ptstream_psb(&ps, 0);
-	ptstream_time(&ps, 108050);		/* CTC 1080: ticks 126..135 */
-	ptstream_time(&ps, 108000);		/* time does not go back */
+	ps_stream_psb(&ps, 0);
+	ps_stream_time(&ps, 108050);		/* CTC 1080: ticks 126..135 */
+	ps_stream_time(&ps, 108000);		/* time does not go back */
 	np = decode_packets(buf.data, buf.len, p, 256);
 	for (i = 0; i < np; i++) {
 		if (p[i].type == ppt_tma) {
@@ -69,13 +69,13 @@ int main(void)
 
 	/* 2.4 GHz TSC: perf time = tsc * mult >> 31 with mult = 2^31 / 2.4 */
 	tc.time_mult = (uint32_t)((double)(1ULL << 31) / 2.4 + 0.5);
-	TAP_OK(!pt_ctc_ratio(&tc, &n, &d) && n == 200 && d == 2,
+	TAP_OK(!ps_stream_ctc_ratio(&tc, &n, &d) && n == 200 && d == 2,
 	       "unit: a 2.4 GHz TSC over a 24 MHz crystal is the ratio 200/2 (got %u/%u)",
 	       n, d);
 	tc.time_mult = 1;	/* a 2^31 GHz TSC: FC would not fit in 9 bits */
-	TAP_OK(pt_ctc_ratio(&tc, &n, &d) == -ERANGE,
+	TAP_OK(ps_stream_ctc_ratio(&tc, &n, &d) == -ERANGE,
 	       "unit: a ratio the TMA fast counter cannot hold is refused");
-	ptstream_exit(&ps);
+	ps_stream_exit(&ps);
 	free(buf.data);
 	return tap_failed ? 1 : 0;
 }

@@ -31,8 +31,8 @@ static int roundtrip(const char *path, unsigned long *pkts,
 		     unsigned long *bad)
 {
 	static struct pt_packet p[65536];
-	struct ptbuf out = { 0 };
-	struct pktenc *pe = pktenc_new(&out);
+	struct ps_buf out = { 0 };
+	struct ps_pktenc *pe = ps_pktenc_new(&out);
 	uint8_t *data;
 	size_t len, off = 0;
 	FILE *f = fopen(path, "r");
@@ -50,7 +50,7 @@ static int roundtrip(const char *path, unsigned long *pkts,
 	n = decode_packets(data, len, p, 65536);
 	for (i = 0; i < n; i++) {
 		size_t before = out.len;
-		int sz = pktenc_put(pe, &p[i]);
+		int sz = ps_pktenc_put(pe, &p[i]);
 
 		if (sz == p[i].size &&
 		    mode_if_bit(&p[i], data + off, out.data + before)) {
@@ -67,7 +67,7 @@ static int roundtrip(const char *path, unsigned long *pkts,
 	}
 	free(data);
 	free(out.data);
-	pktenc_free(pe);
+	ps_pktenc_free(pe);
 	return 0;
 }
 
