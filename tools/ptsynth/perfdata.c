@@ -99,7 +99,7 @@ struct pevent {
 
 struct writer {
 	const struct gt_trace *gt;
-	const struct synth_result *res;
+	const struct ps_synth_result *res;
 	const struct perfdata_opts *o;
 	struct pevent *ev;
 	size_t nr_ev, cap_ev;
@@ -302,7 +302,7 @@ static void fill_id(struct sample_id *s, int pid, int tid, uint64_t time,
 
 static int cpu_of(struct writer *w, int tid)
 {
-	const struct synth_result *r = w->res;
+	const struct ps_synth_result *r = w->res;
 	int i;
 
 	if (!w->o->per_cpu)
@@ -400,7 +400,7 @@ static int sb_itrace_start(struct writer *w, int pid, int tid, uint64_t t)
 	return 0;
 }
 
-static int sb_switch(struct writer *w, const struct synth_switch *s)
+static int sb_switch(struct writer *w, const struct ps_synth_switch *s)
 {
 	uint64_t t = tsc_to_perf_time(s->tsc, &w->gt->hdr.tc);
 	struct {
@@ -481,12 +481,12 @@ static int sideband(struct writer *w)
 
 static int aux_streams(struct writer *w)
 {
-	const struct synth_result *res = w->res;
+	const struct ps_synth_result *res = w->res;
 	const struct gt_timeconv *tc = &w->gt->hdr.tc;
 	int i, err;
 
 	for (i = 0; i < res->nr_streams; i++) {
-		const struct synth_stream *s = &res->streams[i];
+		const struct ps_synth_stream *s = &res->streams[i];
 		uint64_t t = tsc_to_perf_time(s->first_tsc, tc);
 		struct perf_auxtrace *p;
 
@@ -634,7 +634,7 @@ static int write_file(struct writer *w, FILE *f)
 	return 0;
 }
 
-int perfdata_write(const struct gt_trace *gt, const struct synth_result *res,
+int perfdata_write(const struct gt_trace *gt, const struct ps_synth_result *res,
 		   const struct perfdata_opts *o)
 {
 	struct writer w = { .gt = gt, .res = res, .o = o };

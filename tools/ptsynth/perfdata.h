@@ -22,7 +22,7 @@ struct gt_trace;
 struct perf_event_attr;
 struct ps_buf;
 struct sideband;
-struct synth_result;
+struct ps_synth_result;
 
 uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc);
 
@@ -76,7 +76,7 @@ struct perfdata_opts {
 	bool flowjit;				/* set attr.flowjit (bit 63) */
 };
 
-int perfdata_write(const struct gt_trace *gt, const struct synth_result *res,
+int perfdata_write(const struct gt_trace *gt, const struct ps_synth_result *res,
 		   const struct perfdata_opts *o);
 
 #endif

@@ -28,7 +28,7 @@ struct cli {
 	const char *output;
 	const char *gt_path;
 	const char *raw_dir;
-	struct synth_opts so;
+	struct ps_synth_opts so;
 	uint32_t pmu_type;
 	struct trace_opts to;
 	bool insns_only;
@@ -106,7 +106,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt;
 
-	synth_opts_default(&c->so);
+	ps_synth_opts_default(&c->so);
 	c->so.fault_tsc = true;
 	c->pmu_type = 8;
 	while ((opt = getopt_long(argc, argv, "+o:g:vh", long_opts, NULL)) != -1) {
@@ -170,13 +170,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return optind;
 }
 
-static int write_raw(const struct cli *c, const struct synth_result *res)
+static int write_raw(const struct cli *c, const struct ps_synth_result *res)
 {
 	char path[4096];
 	int i;
 
 	for (i = 0; i < res->nr_streams; i++) {
-		const struct synth_stream *s = &res->streams[i];
+		const struct ps_synth_stream *s = &res->streams[i];
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/stream-%d.pt", c->raw_dir, i);
@@ -211,14 +211,14 @@ static uint64_t perf_time_to_tsc(uint64_t t, const struct gt_timeconv *tc)
 	return lo;
 }
 
-static int synth_write(const struct cli *c, const struct synth_opts *so,
+static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
 		       const struct gt_trace *gt, const struct sideband *sb);
 
 static int do_synth(const struct cli *c, const struct gt_trace *gt)
 {
-	struct synth_opts so = c->so;
+	struct ps_synth_opts so = c->so;
 	struct sideband sb;
-	struct synth_fault *faults = NULL;
+	struct ps_synth_fault *faults = NULL;
 	size_t i;
 	int err;
 
@@ -257,7 +257,7 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 	return err;
 }
 
-static int synth_write(const struct cli *c, const struct synth_opts *so,
+static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
 		       const struct gt_trace *gt, const struct sideband *sb)
 {
 	struct perfdata_opts po = {
@@ -271,10 +271,10 @@ static int synth_write(const struct cli *c, const struct synth_opts *so,
 		.sideband = sb,
 		.flowjit = sb && !c->strip_flowjit,
 	};
-	struct synth_result res;
+	struct ps_synth_result res;
 	int err;
 
-	err = synth_run(gt, so, &res);
+	err = ps_synth_run(gt, so, &res);
 	if (err) {
 		fprintf(stderr, "ptsynth: synthesis failed (%d)\n", err);
 		goto out;
@@ -297,7 +297,7 @@ static int synth_write(const struct cli *c, const struct synth_opts *so,
 		fprintf(stderr, "ptsynth: cannot write %s: %s\n", po.path,
 			strerror(-err));
 out:
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	return err ? 1 : 0;
 }
 
@@ -370,7 +370,7 @@ static int report_flows(const char *label, int tid, const char *decoder,
 }
 
 static int check_stream(const struct gt_trace *gt,
-			const struct synth_stream *s, const struct cli *c)
+			const struct ps_synth_stream *s, const struct cli *c)
 {
 	struct ptcheck_flow truth, dec;
 	char label[32];
@@ -384,7 +384,7 @@ static int check_stream(const struct gt_trace *gt,
 
 static int cmd_check(struct cli *c)
 {
-	struct synth_result res;
+	struct ps_synth_result res;
 	struct gt_trace gt;
 	int i, bad = 0;
 
@@ -394,14 +394,14 @@ static int cmd_check(struct cli *c)
 	}
 	if (load_gt(c->gt_path, &gt))
 		return 1;
-	if (synth_run(&gt, &c->so, &res)) {
+	if (ps_synth_run(&gt, &c->so, &res)) {
 		gt_free(&gt);
 		return 1;
 	}
 	for (i = 0; i < res.nr_streams; i++)
 		if (check_stream(&gt, &res.streams[i], c))
 			bad++;
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	gt_free(&gt);
 	return bad ? 1 : 0;
 }

@@ -26,9 +26,9 @@
 
 struct stream_state {
 	struct ps_stream ps;	/* enabled: PacketEn, user mode */
-	struct synth_stream *out;
-	const struct synth_opts *o;
-	struct synth_result *res;
+	struct ps_synth_stream *out;
+	const struct ps_synth_opts *o;
+	struct ps_synth_result *res;
 	bool trace_en;		/* TraceEn: initial PSB+ emitted */
 	uint64_t retstack[RETSTACK_MAX];
 	int ret_n;
@@ -47,10 +47,10 @@ struct thread_state {
 	size_t fault_next;	/* next of o->faults to look at */
 };
 
-struct synth {
+struct ps_synth {
 	const struct gt_trace *gt;
-	const struct synth_opts *o;
-	struct synth_result *res;
+	const struct ps_synth_opts *o;
+	struct ps_synth_result *res;
 	struct stream_state *ss;
 	int nr_ss;
 	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio for MTC */
@@ -59,7 +59,7 @@ struct synth {
 	size_t cur_rec;
 };
 
-void synth_opts_default(struct synth_opts *o)
+void ps_synth_opts_default(struct ps_synth_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->psb_period = 4096;
@@ -70,7 +70,7 @@ void synth_opts_default(struct synth_opts *o)
 }
 
 /* PSB+: return compression starts again from an empty stack */
-static void emit_psb_plus(struct stream_state *s, uint64_t ip)
+static void ps_synth_emit_psb_plus(struct stream_state *s, uint64_t ip)
 {
 	ps_stream_psb(&s->ps, ip);
 	s->ret_n = 0;
@@ -78,7 +78,7 @@ static void emit_psb_plus(struct stream_state *s, uint64_t ip)
 
 /* ---- instruction flow ---- */
 
-static void ret_push(struct stream_state *s, uint64_t ip)
+static void ps_synth_ret_push(struct stream_state *s, uint64_t ip)
 {
 	if (s->ret_n == RETSTACK_MAX) {
 		memmove(s->retstack, s->retstack + 1,
@@ -88,7 +88,7 @@ static void ret_push(struct stream_state *s, uint64_t ip)
 	s->retstack[s->ret_n++] = ip;
 }
 
-static void resolve_ret(struct stream_state *s, uint64_t next_ip)
+static void ps_synth_resolve_ret(struct stream_state *s, uint64_t next_ip)
 {
 	if (s->o->retcomp && s->ret_n &&
 	    s->retstack[s->ret_n - 1] == next_ip) {
@@ -102,7 +102,8 @@ static void resolve_ret(struct stream_state *s, uint64_t next_ip)
 }
 
 /* Emit what the pending instruction of @th tells a decoder. */
-static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
+static void ps_synth_resolve(struct thread_state *th, uint64_t next_ip,
+			     bool known)
 {
 	struct stream_state *s = th->s;
 	const struct insn_info *in = &th->info;
@@ -119,10 +120,10 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		ps_stream_tnt(&s->ps, known && next_ip != fall);
 		break;
 	case IC_CALL:
-		ret_push(s, fall);
+		ps_synth_ret_push(s, fall);
 		break;
 	case IC_CALL_IND:
-		ret_push(s, fall);
+		ps_synth_ret_push(s, fall);
 		/* fall through */
 	case IC_JMP_IND:
 		if (known)
@@ -130,7 +131,7 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 		break;
 	case IC_RET:
 		if (known)
-			resolve_ret(s, next_ip);
+			ps_synth_resolve_ret(s, next_ip);
 		break;
 	case IC_FAR:
 		ps_stream_pgd(&s->ps);
@@ -140,9 +141,9 @@ static void resolve(struct thread_state *th, uint64_t next_ip, bool known)
 	}
 }
 
-static void ovf_boundary(struct stream_state *s, uint64_t ip)
+static void ps_synth_ovf_boundary(struct stream_state *s, uint64_t ip)
 {
-	const struct synth_opts *o = s->o;
+	const struct ps_synth_opts *o = s->o;
 	int64_t idx = s->nr_insn;
 
 	if (o->ovf_at < 0)
@@ -165,12 +166,12 @@ static void ovf_boundary(struct stream_state *s, uint64_t ip)
 	}
 }
 
-static void stream_begin(struct stream_state *s, uint64_t tsc)
+static void ps_synth_stream_begin(struct stream_state *s, uint64_t tsc)
 {
 	ps_stream_time(&s->ps, tsc);
 	if (!s->trace_en) {
 		s->out->first_tsc = tsc;
-		emit_psb_plus(s, 0);
+		ps_synth_emit_psb_plus(s, 0);
 		s->trace_en = true;
 	}
 }
@@ -184,13 +185,13 @@ static void stream_begin(struct stream_state *s, uint64_t tsc)
  * time comes from MTC, with o->mtc_period): o->fault_tsc puts the
  * fault's TSC in a TSC packet instead, see README.rst.
  */
-static void thread_faults(struct thread_state *th, uint64_t tsc)
+static void ps_synth_thread_faults(struct thread_state *th, uint64_t tsc)
 {
 	struct stream_state *s = th->s;
-	const struct synth_opts *o = s->o;
+	const struct ps_synth_opts *o = s->o;
 
 	while (th->fault_next < o->nr_faults) {
-		const struct synth_fault *f = &o->faults[th->fault_next];
+		const struct ps_synth_fault *f = &o->faults[th->fault_next];
 
 		if (f->tid != th->tid) {
 			th->fault_next++;
@@ -220,21 +221,21 @@ static void thread_faults(struct thread_state *th, uint64_t tsc)
 	}
 }
 
-static void thread_insn(struct thread_state *th, uint64_t ip,
-			const struct insn_info *info, uint64_t tsc)
+static void ps_synth_thread_insn(struct thread_state *th, uint64_t ip,
+				 const struct insn_info *info, uint64_t tsc)
 {
 	struct stream_state *s = th->s;
-	const struct synth_opts *o = s->o;
+	const struct ps_synth_opts *o = s->o;
 
 	if (o->nr_faults)
-		thread_faults(th, tsc);
-	resolve(th, ip, true);
-	stream_begin(s, tsc);
-	ovf_boundary(s, ip);
+		ps_synth_thread_faults(th, tsc);
+	ps_synth_resolve(th, ip, true);
+	ps_synth_stream_begin(s, tsc);
+	ps_synth_ovf_boundary(s, ip);
 	if (!s->ps.enabled)
 		ps_stream_pge(&s->ps, ip);
 	else if (ps_stream_psb_due(&s->ps, o->psb_period))
-		emit_psb_plus(s, ip);
+		ps_synth_emit_psb_plus(s, ip);
 	th->pending = true;
 	th->begun = true;
 	th->ip = ip;
@@ -245,18 +246,18 @@ static void thread_insn(struct thread_state *th, uint64_t ip,
 }
 
 /* Asynchronous exit from user mode (signal, preemption): FUP + TIP.PGD. */
-static void thread_async(struct thread_state *th, uint64_t resume_ip,
-			 uint64_t tsc)
+static void ps_synth_thread_async(struct thread_state *th, uint64_t resume_ip,
+				  uint64_t tsc)
 {
 	struct stream_state *s = th->s;
 
-	resolve(th, resume_ip, true);
+	ps_synth_resolve(th, resume_ip, true);
 	ps_stream_time(&s->ps, tsc);
 	if (s->ps.enabled)
 		ps_stream_fup_pgd(&s->ps, resume_ip);
 }
 
-static void thread_end(struct thread_state *th)
+static void ps_synth_thread_end(struct thread_state *th)
 {
 	struct stream_state *s = th->s;
 
@@ -272,12 +273,13 @@ static void thread_end(struct thread_state *th)
 			ps_stream_fup_pgd(&s->ps, th->ip + th->info.len);
 		return;
 	}
-	resolve(th, 0, false);
+	ps_synth_resolve(th, 0, false);
 }
 
 /* ---- driver ---- */
 
-static struct thread_state *get_thread(struct synth *sy, int pid, int tid)
+static struct thread_state *ps_synth_get_thread(struct ps_synth *sy, int pid,
+						int tid)
 {
 	struct thread_state *th;
 	int i;
@@ -296,12 +298,12 @@ static struct thread_state *get_thread(struct synth *sy, int pid, int tid)
 	return th;
 }
 
-static int new_stream(struct synth *sy, int cpu, int pid, int tid)
+static int ps_synth_new_stream(struct ps_synth *sy, int cpu, int pid, int tid)
 {
-	struct synth_result *res = sy->res;
+	struct ps_synth_result *res = sy->res;
 	struct stream_state *ss;
 	int err;
-	struct synth_stream *st;
+	struct ps_synth_stream *st;
 
 	if (res->nr_streams == MAX_STREAMS) {
 		fprintf(stderr, "ptsynth: too many streams\n");
@@ -328,12 +330,12 @@ static int new_stream(struct synth *sy, int cpu, int pid, int tid)
 	return err;
 }
 
-static int add_switch(struct synth *sy, struct stream_state *s, bool out,
-		      struct thread_state *th, struct thread_state *other,
-		      uint64_t tsc)
+static int ps_synth_add_switch(struct ps_synth *sy, struct stream_state *s,
+			       bool out, struct thread_state *th,
+			       struct thread_state *other, uint64_t tsc)
 {
-	struct synth_result *res = sy->res;
-	struct synth_switch *sw;
+	struct ps_synth_result *res = sy->res;
+	struct ps_synth_switch *sw;
 
 	sw = realloc(res->switches, (res->nr_switches + 1) * sizeof(*sw));
 	if (!sw)
@@ -351,7 +353,7 @@ static int add_switch(struct synth *sy, struct stream_state *s, bool out,
 }
 
 /* IP at which @tid resumes after record @from, for a switch out. */
-static bool next_ip_of(struct synth *sy, int tid, uint64_t *ip)
+static bool ps_synth_next_ip_of(struct ps_synth *sy, int tid, uint64_t *ip)
 {
 	size_t i;
 
@@ -374,7 +376,7 @@ static bool next_ip_of(struct synth *sy, int tid, uint64_t *ip)
 	return false;
 }
 
-static struct thread_state *find_ts(struct synth *sy, int tid)
+static struct thread_state *ps_synth_find_ts(struct ps_synth *sy, int tid)
 {
 	int i;
 
@@ -385,10 +387,10 @@ static struct thread_state *find_ts(struct synth *sy, int tid)
 }
 
 /* per-cpu: @th is about to run on @s; switch the previous thread out. */
-static int cpu_switch(struct synth *sy, struct stream_state *s,
-		      struct thread_state *th, uint64_t tsc)
+static int ps_synth_cpu_switch(struct ps_synth *sy, struct stream_state *s,
+			       struct thread_state *th, uint64_t tsc)
 {
-	struct thread_state *prev = find_ts(sy, s->cur_tid);
+	struct thread_state *prev = ps_synth_find_ts(sy, s->cur_tid);
 	uint64_t ip, sw_tsc;
 
 	if (s->cur_tid == th->tid)
@@ -397,14 +399,14 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 	sw_tsc = s->out->last_tsc && s->out->last_tsc < tsc ?
 		 s->out->last_tsc + (tsc - s->out->last_tsc) / 2 : tsc - 1;
 	if (prev) {
-		if (!prev->exited && next_ip_of(sy, prev->tid, &ip))
-			thread_async(prev, ip, prev->s->ps.tsc);
+		if (!prev->exited && ps_synth_next_ip_of(sy, prev->tid, &ip))
+			ps_synth_thread_async(prev, ip, prev->s->ps.tsc);
 		else
-			thread_end(prev);
-		if (add_switch(sy, s, true, prev, th, sw_tsc))
+			ps_synth_thread_end(prev);
+		if (ps_synth_add_switch(sy, s, true, prev, th, sw_tsc))
 			return -ENOMEM;
 	}
-	if (add_switch(sy, s, false, th, prev, sw_tsc))
+	if (ps_synth_add_switch(sy, s, false, th, prev, sw_tsc))
 		return -ENOMEM;
 	s->cur_tid = th->tid;
 	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
@@ -414,9 +416,9 @@ static int cpu_switch(struct synth *sy, struct stream_state *s,
 	return 0;
 }
 
-static int attach_stream(struct synth *sy, struct thread_state *th)
+static int ps_synth_attach_stream(struct ps_synth *sy, struct thread_state *th)
 {
-	const struct synth_opts *o = sy->o;
+	const struct ps_synth_opts *o = sy->o;
 	int cpu, err;
 
 	if (th->s)
@@ -424,12 +426,13 @@ static int attach_stream(struct synth *sy, struct thread_state *th)
 	if (o->per_cpu) {
 		cpu = (sy->nr_ts - 1) % (o->nr_cpus > 0 ? o->nr_cpus : 1);
 		while (sy->res->nr_streams <= cpu) {
-			err = new_stream(sy, sy->res->nr_streams, -1, -1);
+			err = ps_synth_new_stream(sy, sy->res->nr_streams,
+						  -1, -1);
 			if (err)
 				return err;
 		}
 	} else {
-		err = new_stream(sy, -1, th->pid, th->tid);
+		err = ps_synth_new_stream(sy, -1, th->pid, th->tid);
 		if (err)
 			return err;
 		cpu = sy->res->nr_streams - 1;
@@ -438,15 +441,15 @@ static int attach_stream(struct synth *sy, struct thread_state *th)
 	return 0;
 }
 
-static int do_insn(struct synth *sy, const struct gt_insn *r)
+static int ps_synth_do_insn(struct ps_synth *sy, const struct gt_insn *r)
 {
-	struct thread_state *th = get_thread(sy, r->h.pid, r->h.tid);
+	struct thread_state *th = ps_synth_get_thread(sy, r->h.pid, r->h.tid);
 	struct insn_info info;
 	int err;
 
 	if (!th)
 		return -ENOMEM;
-	err = attach_stream(sy, th);
+	err = ps_synth_attach_stream(sy, th);
 	if (err)
 		return err;
 	if (classify(r->bytes, r->len ? r->len : GT_MAX_INSN, r->ip, &info) &&
@@ -456,41 +459,41 @@ static int do_insn(struct synth *sy, const struct gt_insn *r)
 		return -EINVAL;
 	}
 	if (sy->o->per_cpu) {
-		err = cpu_switch(sy, th->s, th, r->h.tsc);
+		err = ps_synth_cpu_switch(sy, th->s, th, r->h.tsc);
 		if (err)
 			return err;
 	}
-	thread_insn(th, r->ip, &info, r->h.tsc);
+	ps_synth_thread_insn(th, r->ip, &info, r->h.tsc);
 	return th->s->ps.err;
 }
 
-static int do_record(struct synth *sy, const struct gt_rec *r)
+static int ps_synth_do_record(struct ps_synth *sy, const struct gt_rec *r)
 {
 	struct thread_state *th;
 
 	switch (r->type) {
 	case GT_INSN:
-		return do_insn(sy, (const struct gt_insn *)r);
+		return ps_synth_do_insn(sy, (const struct gt_insn *)r);
 	case GT_SIGNAL:
-		th = find_ts(sy, r->tid);
+		th = ps_synth_find_ts(sy, r->tid);
 		if (th && th->s && (!sy->o->per_cpu || th->s->cur_tid == th->tid))
-			thread_async(th, ((const struct gt_signal *)r)->resume_ip,
-				     r->tsc);
+			ps_synth_thread_async(th, ((const struct gt_signal *)r)->resume_ip,
+					      r->tsc);
 		return 0;
 	case GT_EXIT:
-		th = find_ts(sy, r->tid);
+		th = ps_synth_find_ts(sy, r->tid);
 		if (th && th->s)
-			thread_end(th);
+			ps_synth_thread_end(th);
 		return 0;
 	default:
 		return 0;
 	}
 }
 
-int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
-	      struct synth_result *res)
+int ps_synth_run(const struct gt_trace *gt, const struct ps_synth_opts *o,
+		 struct ps_synth_result *res)
 {
-	struct synth sy;
+	struct ps_synth sy;
 	int err = 0, i;
 
 	memset(res, 0, sizeof(*res));
@@ -519,10 +522,10 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 		res->ctc_d = sy.ctc_d;
 	}
 	for (sy.cur_rec = 0; sy.cur_rec < gt->nr_recs && !err; sy.cur_rec++)
-		err = do_record(&sy, gt->recs[sy.cur_rec]);
+		err = ps_synth_do_record(&sy, gt->recs[sy.cur_rec]);
 	for (i = 0; i < sy.nr_ts && !err; i++)
 		if (sy.ts[i].s)
-			thread_end(&sy.ts[i]);
+			ps_synth_thread_end(&sy.ts[i]);
 	for (i = 0; i < sy.nr_ss && !err; i++) {
 		ps_stream_tnt_flush(&sy.ss[i].ps);
 		err = sy.ss[i].ps.err;
@@ -538,7 +541,7 @@ int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
 	return err;
 }
 
-void synth_result_free(struct synth_result *res)
+void ps_synth_result_free(struct ps_synth_result *res)
 {
 	int i;
 

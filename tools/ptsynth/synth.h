@@ -2,10 +2,10 @@
 /*
  * synth.h - turn a user-space ground truth into PT packet streams (synth.c)
  *
- * synth_run() fills a synth_result: one packet stream per thread (or per
+ * ps_synth_run() fills a ps_synth_result: one packet stream per thread (or per
  * CPU), the context switches of per-CPU mode and counters.  It returns 0,
  * or a negative errno or libipt error code; the result is to be freed with
- * synth_result_free() either way.
+ * ps_synth_result_free() either way.
  */
 #ifndef PTSYNTH_SYNTH_H
 #define PTSYNTH_SYNTH_H
@@ -18,7 +18,7 @@
 
 struct gt_trace;
 
-struct synth_opts {
+struct ps_synth_opts {
 	uint64_t psb_period;	/* bytes between PSB+, 0 = never after start */
 	bool retcomp;		/* return compression (perf: noretcomp=0) */
 	bool long_tnt;		/* use TNT-64 (47 bits) instead of TNT-8 */
@@ -28,20 +28,20 @@ struct synth_opts {
 	uint64_t ovf_len;	/* instructions whose packets are lost */
 	bool verbose;
 	/* exec faults (flowjit snapshots): FUP + TIP.PGD, TIP.PGE */
-	const struct synth_fault *faults;	/* sorted by tsc */
+	const struct ps_synth_fault *faults;	/* sorted by tsc */
 	size_t nr_faults;
 	bool fault_tsc;		/* a TSC packet with the TIP.PGE of a fault */
 	/* MTC every 2^mtc_period CTC ticks (perf's mtc_period), -1: none */
 	int mtc_period;
 };
 
-struct synth_fault {
+struct ps_synth_fault {
 	int tid;
 	uint64_t tsc;
 };
 
 /* One AUX area: per thread (cpu = -1) or per CPU (tid = -1). */
-struct synth_stream {
+struct ps_synth_stream {
 	int idx;
 	int cpu;
 	int tid;
@@ -51,7 +51,7 @@ struct synth_stream {
 };
 
 /* A context switch on a CPU (per-cpu mode): sideband for perf. */
-struct synth_switch {
+struct ps_synth_switch {
 	uint64_t tsc;
 	int cpu;
 	bool out;
@@ -59,10 +59,10 @@ struct synth_switch {
 	int next_prev_pid, next_prev_tid;
 };
 
-struct synth_result {
-	struct synth_stream *streams;
+struct ps_synth_result {
+	struct ps_synth_stream *streams;
 	int nr_streams;
-	struct synth_switch *switches;
+	struct ps_synth_switch *switches;
 	size_t nr_switches;
 	uint64_t nr_packets;
 	uint64_t nr_insns;
@@ -76,9 +76,9 @@ struct synth_result {
 	uint64_t nr_faults_before;	/* before the thread's first insn */
 };
 
-void synth_opts_default(struct synth_opts *o);
-int synth_run(const struct gt_trace *gt, const struct synth_opts *o,
-	      struct synth_result *res);
-void synth_result_free(struct synth_result *res);
+void ps_synth_opts_default(struct ps_synth_opts *o);
+int ps_synth_run(const struct gt_trace *gt, const struct ps_synth_opts *o,
+		 struct ps_synth_result *res);
+void ps_synth_result_free(struct ps_synth_result *res);
 
 #endif

@@ -38,8 +38,8 @@ int main(void)
 	struct perfdata_opts po = { .pmu_type = 9, .psb_period = 4096 };
 	struct gt_timeconv tc = { .time_shift = 10, .time_mult = 3000,
 				  .time_zero = 5000 };
-	struct synth_result res;
-	struct synth_opts o;
+	struct ps_synth_result res;
+	struct ps_synth_opts o;
 	struct gtb b = { 0 };
 	uint64_t *h, tsc = 123456789012ULL;
 	unsigned __int128 exact;
@@ -51,9 +51,9 @@ int main(void)
 	for (i = 0; i < 50; i++)
 		gtb_insn(&b, 0x401000 + (i & 1) * 0x100, jmp_rax, 2);
 	gtb_finish(&b);
-	synth_opts_default(&o);
+	ps_synth_opts_default(&o);
 	fd = mkstemp(path);
-	if (fd < 0 || synth_run(&b.t, &o, &res))
+	if (fd < 0 || ps_synth_run(&b.t, &o, &res))
 		return 1;
 	close(fd);
 	po.path = path;
@@ -103,7 +103,7 @@ int main(void)
 	       "unit: TSC to perf time: time_zero + (tsc * time_mult) >> time_shift");
 	unlink(path);
 	free(f);
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	gtb_free(&b);
 	return tap_failed ? 1 : 0;
 }

@@ -9,8 +9,8 @@ static const uint8_t jmp_rax[] = { 0xff, 0xe0 };
 int main(void)
 {
 	static struct pt_packet p[8192];
-	struct synth_result res;
-	struct synth_opts o;
+	struct ps_synth_result res;
+	struct ps_synth_opts o;
 	struct gtb b = { 0 };
 	int n, i, psb = 0, bad_plus = 0, bad_fup = 0, bad_dist = 0;
 	uint64_t last_target = 0, last_ip = 0, off = 0, last_psb_off = 0;
@@ -20,9 +20,9 @@ int main(void)
 		gtb_insn(&b, (i & 1) ? 0x7f0000001000ULL : 0x7f0000002000ULL,
 			 jmp_rax, 2);
 	gtb_finish(&b);
-	synth_opts_default(&o);
+	ps_synth_opts_default(&o);
 	o.psb_period = 256;
-	if (synth_run(&b.t, &o, &res))
+	if (ps_synth_run(&b.t, &o, &res))
 		return 1;
 	n = decode_packets(res.streams[0].buf.data, res.streams[0].buf.len,
 			   p, 8192);
@@ -65,7 +65,7 @@ int main(void)
 	       "unit: PSB+ carries TSC, MODE.Exec, FUP and PSBEND while tracing");
 	TAP_OK(psb && !bad_fup,
 	       "unit: the PSB+ FUP is the next IP, uncompressed after the last-IP reset");
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	gtb_free(&b);
 	return tap_failed ? 1 : 0;
 }

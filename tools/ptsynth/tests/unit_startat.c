@@ -47,14 +47,14 @@ int main(void)
 	static const enum pt_packet_type start[] = {
 		ppt_psb, ppt_tsc, ppt_psbend, ppt_mode, ppt_tip_pge,
 	};
-	struct synth_fault faults[3] = {
+	struct ps_synth_fault faults[3] = {
 		{ .tid = 100, .tsc = 500 },	/* before the first insn ran */
 		{ .tid = 100, .tsc = 900 },	/* (the warming of a JIT) */
 		{ .tid = 100, .tsc = 2500 },	/* while the first one is stepped */
 	};
 	static struct pt_packet p[64];
-	struct synth_result res;
-	struct synth_opts o;
+	struct ps_synth_result res;
+	struct ps_synth_opts o;
 	struct gtb b = { 0 };
 	unsigned int i;
 	int n, pge = 0, pgd = 0;
@@ -68,11 +68,11 @@ int main(void)
 	gtb_insn(&b, 0x7f0000001001ULL, nop, 1);	/* tsc 3000 */
 	gtb_insn(&b, 0x7f0000001002ULL, sys, 2);	/* tsc 4000 */
 	gtb_finish(&b);
-	synth_opts_default(&o);
+	ps_synth_opts_default(&o);
 	o.faults = faults;
 	o.nr_faults = 3;
 	o.fault_tsc = true;
-	if (synth_run(&b.t, &o, &res))
+	if (ps_synth_run(&b.t, &o, &res))
 		return 1;
 	n = decode_packets(res.streams[0].buf.data, res.streams[0].buf.len,
 			   p, 64);
@@ -92,7 +92,7 @@ int main(void)
 	       "unit: exec faults before the first insn are counted (%llu), not modelled; the one after it is (%llu)",
 	       (unsigned long long)res.nr_faults_before,
 	       (unsigned long long)res.nr_faults);
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	gtb_free(&b);
 	return tap_failed ? 1 : 0;
 }

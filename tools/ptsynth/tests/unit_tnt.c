@@ -22,19 +22,19 @@ static void build(struct gtb *b, int loops)
 
 static int run(bool long_tnt, struct pt_packet *p, int max, int loops)
 {
-	struct synth_result res;
-	struct synth_opts o;
+	struct ps_synth_result res;
+	struct ps_synth_opts o;
 	struct gtb b;
 	int n;
 
 	build(&b, loops);
-	synth_opts_default(&o);
+	ps_synth_opts_default(&o);
 	o.long_tnt = long_tnt;
-	if (synth_run(&b.t, &o, &res))
+	if (ps_synth_run(&b.t, &o, &res))
 		return -1;
 	n = decode_packets(res.streams[0].buf.data, res.streams[0].buf.len,
 			   p, max);
-	synth_result_free(&res);
+	ps_synth_result_free(&res);
 	gtb_free(&b);
 	return n;
 }
