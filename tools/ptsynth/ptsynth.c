@@ -30,7 +30,7 @@ struct cli {
 	const char *raw_dir;
 	struct ps_synth_opts so;
 	uint32_t pmu_type;
-	struct trace_opts to;
+	struct ps_trace_opts to;
 	bool insns_only;
 	const char *sideband;
 	const char *root;
@@ -139,7 +139,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_NO_FAULT_TSC: c->so.fault_tsc = false; break;
 		case OPT_START_SIG:
 		case OPT_STOP_SIG: {
-			int sig = trace_parse_signal(optarg);
+			int sig = ps_trace_parse_signal(optarg);
 
 			if (sig < 0) {
 				fprintf(stderr, "ptsynth: bad signal '%s' (a number or a name such as USR1; not TRAP, STOP or KILL)\n",
@@ -335,7 +335,7 @@ static int cmd_trace(struct cli *c, int argc, char **argv, bool synth)
 			 c->output ? c->output : "perf.data");
 		c->gt_path = def_gt;
 	}
-	if (trace_program(c->gt_path, argv, &c->to, &status))
+	if (ps_trace_program(c->gt_path, argv, &c->to, &status))
 		return 1;
 	fprintf(stderr, "ptsynth: program exit status %d\n", status);
 	if (!synth)

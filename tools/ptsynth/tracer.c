@@ -59,7 +59,7 @@ struct thread {
 };
 
 /* start-at mode: what the tracer does with the program */
-enum trace_phase {
+enum ps_trace_phase {
 	PHASE_WAIT,		/* running freely up to the start signal */
 	PHASE_STEP,		/* single-stepping, logging */
 	PHASE_DONE,		/* stop signal seen: running freely, no log */
@@ -70,7 +70,7 @@ struct known_map {
 	char name[256];
 };
 
-struct tracer {
+struct ps_tracer {
 	struct gt_writer w;
 	pid_t pid;
 	int memfd;
@@ -83,7 +83,7 @@ struct tracer {
 	uint64_t nr_undecoded;
 	uint64_t max_insns;
 	int start_sig, stop_sig;
-	enum trace_phase phase;
+	enum ps_trace_phase phase;
 	int exit_status;
 };
 
@@ -92,7 +92,7 @@ struct tracer {
  * (USR1, SIGUSR1, usr1).  Signals the tracer needs for itself or never
  * sees delivered (TRAP, STOP, KILL) are refused: -1.
  */
-int trace_parse_signal(const char *s)
+int ps_trace_parse_signal(const char *s)
 {
 	char *end;
 	long n;
@@ -117,12 +117,12 @@ int trace_parse_signal(const char *s)
 	return n;
 }
 
-static inline uint64_t tsc_now(void)
+static inline uint64_t ps_trace_tsc_now(void)
 {
 	return __rdtsc();
 }
 
-static int open_dummy(struct perf_event_attr *attr)
+static int ps_trace_open_dummy(struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -136,8 +136,8 @@ static int open_dummy(struct perf_event_attr *attr)
 }
 
 /* Perf time of the COMM records in the ring buffer, in order. */
-static int comm_times(struct perf_event_mmap_page *pc, long page,
-		      uint64_t *times, int max)
+static int ps_trace_comm_times(struct perf_event_mmap_page *pc, long page,
+			       uint64_t *times, int max)
 {
 	uint8_t *data = (uint8_t *)pc + page;
 	uint64_t head = pc->data_head, off = 0;
@@ -163,7 +163,7 @@ static int comm_times(struct perf_event_mmap_page *pc, long page,
  * prctl(PR_SET_NAME)) 50 ms apart with rdtsc and fit time = a * tsc + b,
  * expressed as time_mult/time_shift/time_zero.
  */
-static int calibrate_time_conv(struct gt_timeconv *tc)
+static int ps_trace_calibrate_time_conv(struct gt_timeconv *tc)
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pc;
@@ -173,7 +173,7 @@ static int calibrate_time_conv(struct gt_timeconv *tc)
 	double ns_per_tsc;
 	int fd, i;
 
-	fd = open_dummy(&attr);
+	fd = ps_trace_open_dummy(&attr);
 	if (fd < 0)
 		return -1;
 	pc = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -183,16 +183,16 @@ static int calibrate_time_conv(struct gt_timeconv *tc)
 	}
 	prctl(PR_GET_NAME, name);
 	for (i = 0; i < 2; i++) {
-		uint64_t a = tsc_now(), b;
+		uint64_t a = ps_trace_tsc_now(), b;
 
 		prctl(PR_SET_NAME, i ? "ptsynth-cal1" : "ptsynth-cal0");
-		b = tsc_now();
+		b = ps_trace_tsc_now();
 		tsc[i] = a + (b - a) / 2;
 		if (!i)
 			usleep(50000);
 	}
 	prctl(PR_SET_NAME, name);
-	i = comm_times(pc, page, t, 2);
+	i = ps_trace_comm_times(pc, page, t, 2);
 	munmap(pc, 2 * page);
 	close(fd);
 	if (i != 2 || t[1] <= t[0] || tsc[1] <= tsc[0])
@@ -206,7 +206,7 @@ static int calibrate_time_conv(struct gt_timeconv *tc)
 	return 0;
 }
 
-static int read_time_conv(struct gt_timeconv *tc, bool *calibrated)
+static int ps_trace_read_time_conv(struct gt_timeconv *tc, bool *calibrated)
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pc;
@@ -215,7 +215,7 @@ static int read_time_conv(struct gt_timeconv *tc, bool *calibrated)
 
 	memset(tc, 0, sizeof(*tc));
 	*calibrated = false;
-	fd = open_dummy(&attr);
+	fd = ps_trace_open_dummy(&attr);
 	if (fd < 0) {
 		perror("ptsynth: perf_event_open (for TSC conversion)");
 		return -1;
@@ -235,14 +235,15 @@ static int read_time_conv(struct gt_timeconv *tc, bool *calibrated)
 	if (tc->cap_user_time_zero)
 		return 0;
 	*calibrated = true;
-	if (calibrate_time_conv(tc)) {
+	if (ps_trace_calibrate_time_conv(tc)) {
 		fprintf(stderr, "ptsynth: no TSC conversion in the perf mmap page and calibration failed\n");
 		return -1;
 	}
 	return 0;
 }
 
-static struct thread *find_thread(struct tracer *t, pid_t tid, bool create)
+static struct thread *ps_trace_find_thread(struct ps_tracer *t, pid_t tid,
+					    bool create)
 {
 	int i;
 
@@ -261,18 +262,19 @@ static struct thread *find_thread(struct tracer *t, pid_t tid, bool create)
 	return &t->threads[i];
 }
 
-static void rec_init(struct gt_rec *h, unsigned int type, size_t size,
-		     struct tracer *t, pid_t tid)
+static void ps_trace_rec_init(struct gt_rec *h, unsigned int type, size_t size,
+			      struct ps_tracer *t, pid_t tid)
 {
 	memset(h, 0, sizeof(*h));
 	h->type = type;
 	h->size = size;
 	h->pid = t->pid;
 	h->tid = tid;
-	h->tsc = tsc_now();
+	h->tsc = ps_trace_tsc_now();
 }
 
-static ssize_t read_mem(struct tracer *t, uint64_t addr, void *buf, size_t len)
+static ssize_t ps_trace_read_mem(struct ps_tracer *t, uint64_t addr, void *buf,
+				 size_t len)
 {
 	ssize_t n = pread(t->memfd, buf, len, addr);
 	size_t in_page;
@@ -286,7 +288,8 @@ static ssize_t read_mem(struct tracer *t, uint64_t addr, void *buf, size_t len)
 	return pread(t->memfd, buf, in_page, addr);
 }
 
-static void snapshot_code(struct tracer *t, const struct known_map *m)
+static void ps_trace_snapshot_code(struct ps_tracer *t,
+				   const struct known_map *m)
 {
 	struct gt_code c;
 	size_t len = m->end - m->start;
@@ -294,17 +297,17 @@ static void snapshot_code(struct tracer *t, const struct known_map *m)
 
 	if (!buf)
 		return;
-	if (read_mem(t, m->start, buf, len) != (ssize_t)len)
+	if (ps_trace_read_mem(t, m->start, buf, len) != (ssize_t)len)
 		fprintf(stderr, "ptsynth: warning: cannot snapshot %s at %#lx\n",
 			m->name, (unsigned long)m->start);
-	rec_init(&c.h, GT_CODE, sizeof(c), t, t->pid);
+	ps_trace_rec_init(&c.h, GT_CODE, sizeof(c), t, t->pid);
 	c.addr = m->start;
 	c.len = len;
 	gt_write(&t->w, &c.h, buf, len);
 	free(buf);
 }
 
-static bool map_known(struct tracer *t, const struct known_map *m)
+static bool ps_trace_map_known(struct ps_tracer *t, const struct known_map *m)
 {
 	int i;
 
@@ -319,12 +322,13 @@ static bool map_known(struct tracer *t, const struct known_map *m)
 	return false;
 }
 
-static void log_map(struct tracer *t, struct known_map *m, unsigned int maj,
-		    unsigned int min, const char *perms)
+static void ps_trace_log_map(struct ps_tracer *t, struct known_map *m,
+			     unsigned int maj, unsigned int min,
+			     const char *perms)
 {
 	struct gt_mmap r;
 
-	rec_init(&r.h, GT_MMAP, sizeof(r), t, t->pid);
+	ps_trace_rec_init(&r.h, GT_MMAP, sizeof(r), t, t->pid);
 	r.start = m->start;
 	r.len = m->end - m->start;
 	r.pgoff = m->pgoff;
@@ -337,11 +341,11 @@ static void log_map(struct tracer *t, struct known_map *m, unsigned int maj,
 	r.ino = m->ino;
 	gt_write(&t->w, &r.h, m->name, strlen(m->name) + 1);
 	if (!m->ino)
-		snapshot_code(t, m);
+		ps_trace_snapshot_code(t, m);
 }
 
 /* Log every executable mapping not seen before. */
-static void scan_maps(struct tracer *t)
+static void ps_trace_scan_maps(struct ps_tracer *t)
 {
 	char path[64], line[512], perms[8];
 	struct known_map m;
@@ -366,27 +370,27 @@ static void scan_maps(struct tracer *t)
 			continue;
 		if (n == 7)
 			strcpy(m.name, "//anon");
-		if (map_known(t, &m) || t->nr_maps == MAX_MAPS)
+		if (ps_trace_map_known(t, &m) || t->nr_maps == MAX_MAPS)
 			continue;
 		t->maps[t->nr_maps++] = m;
-		log_map(t, &m, maj, min, perms);
+		ps_trace_log_map(t, &m, maj, min, perms);
 	}
 	fclose(f);
 }
 
-static bool syscall_changes_maps(long nr)
+static bool ps_trace_syscall_changes_maps(long nr)
 {
 	return nr == SYS_mmap || nr == SYS_mprotect || nr == SYS_munmap ||
 	       nr == SYS_mremap || nr == SYS_execve || nr == SYS_pkey_mprotect;
 }
 
-static void log_comm(struct tracer *t, pid_t tid, bool exec)
+static void ps_trace_log_comm(struct ps_tracer *t, pid_t tid, bool exec)
 {
 	struct gt_comm c;
 	char path[64];
 	FILE *f;
 
-	rec_init(&c.h, GT_COMM, sizeof(c), t, tid);
+	ps_trace_rec_init(&c.h, GT_COMM, sizeof(c), t, tid);
 	c.exec = exec;
 	c.pad = 0;
 	memset(c.comm, 0, sizeof(c.comm));
@@ -401,7 +405,7 @@ static void log_comm(struct tracer *t, pid_t tid, bool exec)
 }
 
 /* Remember the instruction @th is stopped in front of. */
-static void new_candidate(struct tracer *t, struct thread *th)
+static void ps_trace_new_candidate(struct ps_tracer *t, struct thread *th)
 {
 	struct user_regs_struct regs;
 	struct insn_info info;
@@ -414,12 +418,12 @@ static void new_candidate(struct tracer *t, struct thread *th)
 	if (th->prev_rep && regs.rip == th->prev_ip)
 		return;		/* next iteration of a REP string insn */
 	th->prev_rep = false;
-	rec_init(&r->h, GT_INSN, sizeof(*r), t, th->tid);
+	ps_trace_rec_init(&r->h, GT_INSN, sizeof(*r), t, th->tid);
 	r->ip = regs.rip;
 	memset(r->bytes, 0, sizeof(r->bytes));
-	n = read_mem(t, r->ip, r->bytes, sizeof(r->bytes));
+	n = ps_trace_read_mem(t, r->ip, r->bytes, sizeof(r->bytes));
 	if (n <= 0 || classify(r->bytes, n, r->ip, &info)) {
-		/* length taken from the next stop, see commit_candidate() */
+		/* length from the next stop, see ps_trace_commit_candidate() */
 		memset(&info, 0, sizeof(info));
 		th->cand_undecoded = true;
 	} else {
@@ -436,8 +440,8 @@ static void new_candidate(struct tracer *t, struct thread *th)
  * The candidate instruction of @th has executed: log it.  @next_ip is
  * where the thread went (0 if unknown).
  */
-static void commit_candidate(struct tracer *t, struct thread *th,
-			     uint64_t next_ip)
+static void ps_trace_commit_candidate(struct ps_tracer *t, struct thread *th,
+				      uint64_t next_ip)
 {
 	struct gt_syscall s;
 	struct insn_info info;
@@ -463,7 +467,7 @@ static void commit_candidate(struct tracer *t, struct thread *th,
 	th->prev_ip = th->cand.ip;
 	if (th->cand_sysnr < 0)
 		return;
-	rec_init(&s.h, GT_SYSCALL, sizeof(s), t, th->tid);
+	ps_trace_rec_init(&s.h, GT_SYSCALL, sizeof(s), t, th->tid);
 	s.nr = th->cand_sysnr;
 	s.ip = th->cand.ip;
 	gt_write(&t->w, &s.h, NULL, 0);
@@ -471,7 +475,7 @@ static void commit_candidate(struct tracer *t, struct thread *th,
 }
 
 /* A step completed: log what executed, then what comes next. */
-static void step_done(struct tracer *t, struct thread *th)
+static void ps_trace_step_done(struct ps_tracer *t, struct thread *th)
 {
 	struct user_regs_struct regs;
 
@@ -480,16 +484,16 @@ static void step_done(struct tracer *t, struct thread *th)
 	if (th->skip_trap)
 		th->skip_trap = false;
 	else
-		commit_candidate(t, th, regs.rip);
+		ps_trace_commit_candidate(t, th, regs.rip);
 	if (th->pending_syscall >= 0 &&
-	    syscall_changes_maps(th->pending_syscall))
-		scan_maps(t);
+	    ps_trace_syscall_changes_maps(th->pending_syscall))
+		ps_trace_scan_maps(t);
 	th->pending_syscall = -1;
-	new_candidate(t, th);
+	ps_trace_new_candidate(t, th);
 }
 
 /* Is @sig caught by a handler in the traced process? */
-static bool sig_caught(struct tracer *t, pid_t tid, int sig)
+static bool ps_trace_sig_caught(struct ps_tracer *t, pid_t tid, int sig)
 {
 	char path[64], line[256];
 	unsigned long long mask = 0;
@@ -506,14 +510,14 @@ static bool sig_caught(struct tracer *t, pid_t tid, int sig)
 	return mask & (1ULL << (sig - 1));
 }
 
-static void log_signal(struct tracer *t, struct thread *th, int sig)
+static void ps_trace_log_signal(struct ps_tracer *t, struct thread *th, int sig)
 {
 	struct user_regs_struct regs;
 	struct gt_signal s;
 
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &regs))
 		return;
-	rec_init(&s.h, GT_SIGNAL, sizeof(s), t, th->tid);
+	ps_trace_rec_init(&s.h, GT_SIGNAL, sizeof(s), t, th->tid);
 	s.signo = sig;
 	s.pad = 0;
 	s.resume_ip = regs.rip;
@@ -521,7 +525,7 @@ static void log_signal(struct tracer *t, struct thread *th, int sig)
 	th->prev_rep = false;
 }
 
-static void thread_gone(struct tracer *t, struct thread *th)
+static void ps_trace_thread_gone(struct ps_tracer *t, struct thread *th)
 {
 	if (th->live) {
 		th->live = false;
@@ -529,28 +533,29 @@ static void thread_gone(struct tracer *t, struct thread *th)
 	}
 }
 
-static void log_exit(struct tracer *t, struct thread *th, int status)
+static void ps_trace_log_exit(struct ps_tracer *t, struct thread *th,
+			      int status)
 {
 	struct gt_exit e;
 
-	rec_init(&e.h, GT_EXIT, sizeof(e), t, th->tid);
+	ps_trace_rec_init(&e.h, GT_EXIT, sizeof(e), t, th->tid);
 	e.status = status;
 	e.pad = 0;
 	gt_write(&t->w, &e.h, NULL, 0);
-	thread_gone(t, th);
+	ps_trace_thread_gone(t, th);
 }
 
-static void log_fork(struct tracer *t, pid_t parent, pid_t child)
+static void ps_trace_log_fork(struct ps_tracer *t, pid_t parent, pid_t child)
 {
 	struct gt_fork f;
 
-	rec_init(&f.h, GT_FORK, sizeof(f), t, child);
+	ps_trace_rec_init(&f.h, GT_FORK, sizeof(f), t, child);
 	f.ppid = t->pid;
 	f.ptid = parent;
 	gt_write(&t->w, &f.h, NULL, 0);
 }
 
-static int reopen_mem(struct tracer *t)
+static int ps_trace_reopen_mem(struct ps_tracer *t)
 {
 	char path[64];
 
@@ -566,14 +571,14 @@ static int reopen_mem(struct tracer *t)
 }
 
 /* Thread is about to exit: was its candidate executed (exit syscall)? */
-static void exit_stop(struct tracer *t, struct thread *th)
+static void ps_trace_exit_stop(struct ps_tracer *t, struct thread *th)
 {
 	struct user_regs_struct regs;
 
 	if (!th->has_cand || ptrace(PTRACE_GETREGS, th->tid, 0, &regs))
 		return;
 	if (regs.rip != th->cand.ip)
-		commit_candidate(t, th, 0);
+		ps_trace_commit_candidate(t, th, 0);
 	th->has_cand = false;
 }
 
@@ -582,14 +587,15 @@ static void exit_stop(struct tracer *t, struct thread *th)
  * signal or after the stop signal): keep the thread list, and before the
  * start the comm and maps of an exec'd program, current.
  */
-static int handle_event_free(struct tracer *t, struct thread *th, int status)
+static int ps_trace_handle_event_free(struct ps_tracer *t, struct thread *th,
+				      int status)
 {
 	unsigned long msg = 0;
 
 	switch (status >> 16) {
 	case PTRACE_EVENT_CLONE:
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
-		if (!find_thread(t, msg, true)) {
+		if (!ps_trace_find_thread(t, msg, true)) {
 			fprintf(stderr, "ptsynth: too many threads\n");
 			return -1;
 		}
@@ -597,11 +603,11 @@ static int handle_event_free(struct tracer *t, struct thread *th, int status)
 	case PTRACE_EVENT_EXEC:
 		if (t->phase != PHASE_WAIT)
 			break;
-		if (reopen_mem(t))
+		if (ps_trace_reopen_mem(t))
 			return -1;
 		t->nr_maps = 0;		/* a new address space */
-		log_comm(t, th->tid, true);
-		scan_maps(t);
+		ps_trace_log_comm(t, th->tid, true);
+		ps_trace_scan_maps(t);
 		break;
 	default:
 		break;
@@ -609,35 +615,36 @@ static int handle_event_free(struct tracer *t, struct thread *th, int status)
 	return 0;
 }
 
-static int handle_event(struct tracer *t, struct thread *th, int status)
+static int ps_trace_handle_event(struct ps_tracer *t, struct thread *th,
+				 int status)
 {
 	unsigned long msg = 0;
 	int event = status >> 16;
 
 	if (t->phase != PHASE_STEP)
-		return handle_event_free(t, th, status);
+		return ps_trace_handle_event_free(t, th, status);
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
-		commit_candidate(t, th, 0);
+		ps_trace_commit_candidate(t, th, 0);
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
-		if (!find_thread(t, msg, true)) {
+		if (!ps_trace_find_thread(t, msg, true)) {
 			fprintf(stderr, "ptsynth: too many threads\n");
 			return -1;
 		}
-		log_fork(t, th->tid, msg);
-		log_comm(t, msg, false);
+		ps_trace_log_fork(t, th->tid, msg);
+		ps_trace_log_comm(t, msg, false);
 		break;
 	case PTRACE_EVENT_EXEC:
 		/* /proc/PID/mem is bound to the mm it was opened on */
-		if (reopen_mem(t))
+		if (ps_trace_reopen_mem(t))
 			return -1;
 		if (th->started) {
 			fprintf(stderr, "ptsynth: warning: exec of a new program is not modelled\n");
-			commit_candidate(t, th, 0);
+			ps_trace_commit_candidate(t, th, 0);
 		}
 		th->started = true;
-		log_comm(t, th->tid, true);
-		scan_maps(t);
+		ps_trace_log_comm(t, th->tid, true);
+		ps_trace_scan_maps(t);
 		/*
 		 * execve returns to user mode with the step flag set: the
 		 * first SIGTRAP comes before the first instruction runs.
@@ -646,7 +653,7 @@ static int handle_event(struct tracer *t, struct thread *th, int status)
 		th->skip_trap = true;
 		break;
 	case PTRACE_EVENT_EXIT:
-		exit_stop(t, th);
+		ps_trace_exit_stop(t, th);
 		break;
 	default:
 		break;
@@ -659,20 +666,20 @@ static int handle_event(struct tracer *t, struct thread *th, int status)
  * from the instruction it would have interrupted.  The maps of that
  * moment (JIT code included, with a snapshot) are logged first.
  */
-static int start_stepping(struct tracer *t, struct thread *th)
+static int ps_trace_start_stepping(struct ps_tracer *t, struct thread *th)
 {
 	if (t->nr_live > 1) {
 		fprintf(stderr, "ptsynth: --start-on-signal: %d threads run at the start signal; only a single-threaded program can be joined mid-run\n",
 			t->nr_live);
 		return -1;
 	}
-	if (t->memfd < 0 && reopen_mem(t))
+	if (t->memfd < 0 && ps_trace_reopen_mem(t))
 		return -1;
 	t->phase = PHASE_STEP;
-	scan_maps(t);
+	ps_trace_scan_maps(t);
 	th->started = true;
 	th->prev_rep = false;
-	new_candidate(t, th);
+	ps_trace_new_candidate(t, th);
 	fprintf(stderr, "ptsynth: start signal %d in thread %d: single-stepping from %#lx\n",
 		t->start_sig, th->tid,
 		th->has_cand ? (unsigned long)th->cand.ip : 0UL);
@@ -680,7 +687,7 @@ static int start_stepping(struct tracer *t, struct thread *th)
 }
 
 /* The stop signal: the instruction @th stopped in front of is not logged. */
-static void stop_stepping(struct tracer *t, struct thread *th)
+static void ps_trace_stop_stepping(struct ps_tracer *t, struct thread *th)
 {
 	int i;
 
@@ -692,19 +699,20 @@ static void stop_stepping(struct tracer *t, struct thread *th)
 }
 
 /* Start-at mode, a stop while the program runs freely. */
-static int handle_stop_free(struct tracer *t, struct thread *th, int status)
+static int ps_trace_handle_stop_free(struct ps_tracer *t, struct thread *th,
+				     int status)
 {
 	int sig = WSTOPSIG(status);
 	siginfo_t si;
 
 	if (status >> 16)
-		return handle_event(t, th, status) ? -1 : 0;
+		return ps_trace_handle_event(t, th, status) ? -1 : 0;
 	if (sig == SIGSTOP && !th->running) {
 		th->running = true;	/* a new thread's first stop */
 		return 0;
 	}
 	if (t->phase == PHASE_WAIT && sig == t->start_sig)
-		return start_stepping(t, th);
+		return ps_trace_start_stepping(t, th);
 	/* traps of the steps still pending when stepping stopped */
 	if (t->phase == PHASE_DONE && sig == SIGTRAP &&
 	    !ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) && si.si_code > 0)
@@ -713,40 +721,41 @@ static int handle_stop_free(struct tracer *t, struct thread *th, int status)
 }
 
 /* Handle one stop of @tid; returns the signal to inject when resuming. */
-static int handle_stop(struct tracer *t, struct thread *th, int status)
+static int ps_trace_handle_stop(struct ps_tracer *t, struct thread *th,
+				int status)
 {
 	int sig = WSTOPSIG(status);
 	siginfo_t si;
 
 	if (t->phase != PHASE_STEP)
-		return handle_stop_free(t, th, status);
+		return ps_trace_handle_stop_free(t, th, status);
 	if (status >> 16)
-		return handle_event(t, th, status) ? -1 : 0;
+		return ps_trace_handle_event(t, th, status) ? -1 : 0;
 	if (sig == SIGSTOP && !th->started) {
 		/* new thread: stopped in front of its first instruction */
 		th->started = true;
-		new_candidate(t, th);
+		ps_trace_new_candidate(t, th);
 		return 0;
 	}
 	if (sig == SIGTRAP &&
 	    (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) || si.si_code > 0)) {
 		if (th->started)
-			step_done(t, th);
+			ps_trace_step_done(t, th);
 		return 0;
 	}
 	if (t->stop_sig && sig == t->stop_sig) {
-		stop_stepping(t, th);
+		ps_trace_stop_stepping(t, th);
 		return 0;
 	}
-	if (sig_caught(t, th->tid, sig)) {
+	if (ps_trace_sig_caught(t, th->tid, sig)) {
 		/* the candidate is preempted by the handler */
 		th->has_cand = false;
-		log_signal(t, th, sig);
+		ps_trace_log_signal(t, th, sig);
 	}
 	return sig;
 }
 
-static void run_child(char **argv)
+static void ps_trace_run_child(char **argv)
 {
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0)) {
 		perror("ptsynth: PTRACE_TRACEME");
@@ -759,7 +768,7 @@ static void run_child(char **argv)
 	_exit(127);
 }
 
-static int trace_loop(struct tracer *t)
+static int ps_trace_loop(struct ps_tracer *t)
 {
 	struct thread *th;
 	int status, sig;
@@ -772,7 +781,7 @@ static int trace_loop(struct tracer *t)
 				continue;
 			break;
 		}
-		th = find_thread(t, tid, true);
+		th = ps_trace_find_thread(t, tid, true);
 		if (!th)
 			return -1;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -782,14 +791,14 @@ static int trace_loop(struct tracer *t)
 			if (tid == t->pid)
 				t->exit_status = code;
 			if (t->phase != PHASE_STEP) {
-				thread_gone(t, th);
+				ps_trace_thread_gone(t, th);
 				continue;
 			}
-			commit_candidate(t, th, 0);
-			log_exit(t, th, code);
+			ps_trace_commit_candidate(t, th, 0);
+			ps_trace_log_exit(t, th, code);
 			continue;
 		}
-		sig = handle_stop(t, th, status);
+		sig = ps_trace_handle_stop(t, th, status);
 		if (sig < 0)
 			return -1;
 		if (t->max_insns && t->nr_insns >= t->max_insns) {
@@ -808,11 +817,11 @@ static int trace_loop(struct tracer *t)
 	return 0;
 }
 
-int trace_program(const char *gt_path, char **argv,
-		  const struct trace_opts *o, int *exit_status)
+int ps_trace_program(const char *gt_path, char **argv,
+		     const struct ps_trace_opts *o, int *exit_status)
 {
 	struct gt_file_header hdr;
-	struct tracer *t;
+	struct ps_tracer *t;
 	bool calibrated;
 	cpu_set_t cpus;
 	int status, err;
@@ -827,7 +836,7 @@ int trace_program(const char *gt_path, char **argv,
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.magic, GT_MAGIC, 8);
 	hdr.version = GT_VERSION;
-	if (read_time_conv(&hdr.tc, &calibrated))
+	if (ps_trace_read_time_conv(&hdr.tc, &calibrated))
 		goto fail;
 	hdr.flags = calibrated ? GT_FLAG_TC_CALIBRATED : 0;
 	if (o->start_sig)
@@ -852,7 +861,7 @@ int trace_program(const char *gt_path, char **argv,
 	if (t->pid < 0)
 		goto fail;
 	if (!t->pid)
-		run_child(argv);
+		ps_trace_run_child(argv);
 	if (waitpid(t->pid, &status, 0) != t->pid || !WIFSTOPPED(status)) {
 		fprintf(stderr, "ptsynth: child did not stop\n");
 		goto fail;
@@ -862,20 +871,20 @@ int trace_program(const char *gt_path, char **argv,
 	       PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL);
 	t->memfd = -1;
 	hdr.pid = t->pid;
-	hdr.start_tsc = tsc_now();
+	hdr.start_tsc = ps_trace_tsc_now();
 	err = gt_writer_open(&t->w, gt_path, &hdr);
 	if (err) {
 		fprintf(stderr, "ptsynth: cannot write %s: %s\n", gt_path,
 			strerror(-err));
 		goto fail;
 	}
-	find_thread(t, t->pid, true);
+	ps_trace_find_thread(t, t->pid, true);
 	/*
 	 * Run up to the exec stop, then single-step everything (or, in
 	 * start-at mode, run up to the start signal).
 	 */
 	ptrace(PTRACE_CONT, t->pid, 0, 0);
-	err = trace_loop(t);
+	err = ps_trace_loop(t);
 	if (t->memfd >= 0)
 		close(t->memfd);
 	if (gt_writer_close(&t->w) || err)

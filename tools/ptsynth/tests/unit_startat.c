@@ -30,7 +30,7 @@ static void signal_names(void)
 	unsigned int i, good = 0;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int sig = trace_parse_signal(cases[i].s);
+		int sig = ps_trace_parse_signal(cases[i].s);
 
 		if (sig == cases[i].sig)
 			good++;
