@@ -201,14 +201,14 @@ static int guest_load(struct guest *g, const char *path)
 	if (g->size < sizeof(g->h))
 		goto bad;
 	memcpy(&g->h, g->file, sizeof(g->h));
-	if (!perf_header_ok(&g->h, g->size) || g->h.attr_size > 4096 ||
+	if (!ps_perf_header_ok(&g->h, g->size) || g->h.attr_size > 4096 ||
 	    !g->h.attrs.size || g->h.attrs.size % g->h.attr_size)
 		goto bad;
 	g->nr_attrs = g->h.attrs.size / g->h.attr_size;
 	for (i = 0; i < g->nr_attrs; i++) {
 		struct perf_file_section is;
 
-		is = perf_attr_ids(guest_attr(g, i), g->h.attr_size);
+		is = ps_perf_attr_ids(guest_attr(g, i), g->h.attr_size);
 		if (is.offset > g->size || is.size > g->size - is.offset ||
 		    is.size % 8)
 			goto bad;
@@ -246,8 +246,8 @@ static void merge_attrs(const struct ksynth_opts *o, const struct guest *g,
 	uint64_t sample_type;
 
 	memcpy(&sample_type, guest_attr(g, 0) + 24, 8);
-	intel_pt_attr(&pa, o->pmu_type, intel_pt_config(o->psb_period, false),
-		      sample_type);
+	ps_perf_pt_attr(&pa, o->pmu_type,
+			ps_perf_pt_config(o->psb_period, false), sample_type);
 	pa.size = asz - sizeof(is) < sizeof(pa) ? asz - sizeof(is) : sizeof(pa);
 	pa.exclude_user = 1;
 
@@ -256,7 +256,7 @@ static void merge_attrs(const struct ksynth_opts *o, const struct guest *g,
 	memcpy(attrs + asz - sizeof(is), &is, sizeof(is));
 	for (i = 0; i < g->nr_attrs; i++) {
 		const uint8_t *ga = guest_attr(g, i);
-		struct perf_file_section gs = perf_attr_ids(ga, asz);
+		struct perf_file_section gs = ps_perf_attr_ids(ga, asz);
 
 		is.offset = sizeof(*h) + n * 8;
 		is.size = gs.size;
@@ -293,8 +293,8 @@ static size_t kpt_info(const struct ksynth_opts *o, const struct gt_trace *gt,
 		fprintf(stderr, "ptsynth ksynth: the filter string is too long\n");
 		return 0;
 	}
-	return intel_pt_auxtrace_info(info, words, o->pmu_type, &gt->hdr.tc,
-				      false, fstr);
+	return ps_perf_pt_auxtrace_info(info, words, o->pmu_type, &gt->hdr.tc,
+					false, fstr);
 }
 
 /* the thread of the stream: the program's first GT_INSN record's */
@@ -311,10 +311,10 @@ static uint32_t stream_tid(const struct gt_trace *gt)
 static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		      const struct kstate *s)
 {
-	uint64_t info[INTEL_PT_INFO_WORDS + FILTER_STR_MAX / 8];
+	uint64_t info[PS_PERF_PT_INFO_WORDS + FILTER_STR_MAX / 8];
 	struct {
 		struct perf_event_header h;
-		struct perf_auxtrace a;
+		struct ps_perf_auxtrace a;
 	} aux;
 	struct perf_file_header h;
 	uint8_t *attrs = NULL;
@@ -341,7 +341,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	memset(&aux, 0, sizeof(aux));
 	aux.h.type = PERF_RECORD_AUXTRACE;
 	aux.h.size = sizeof(aux);
-	perf_auxtrace_fill(&aux.a, &s->buf, 1, 0, stream_tid(gt), -1);
+	ps_perf_auxtrace_fill(&aux.a, &s->buf, 1, 0, stream_tid(gt), -1);
 	h.data.size = info_size + g.h.data.size + sizeof(aux) + aux.a.size;
 
 	f = fopen(o->out, "wb");
@@ -357,7 +357,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	    (g.h.data.size &&
 	     fwrite(g.file + g.h.data.offset, g.h.data.size, 1, f) != 1) ||
 	    fwrite(&aux, sizeof(aux), 1, f) != 1 ||
-	    perf_write_aux(f, &s->buf))
+	    ps_perf_write_aux(f, &s->buf))
 		err = -EIO;
 	if (fclose(f) && !err)
 		err = -EIO;

@@ -62,7 +62,7 @@ enum {
 #define PT_CFG_CYC		(1ULL << 1)
 #define PT_CFG_PSB_SHIFT	24
 
-_Static_assert(INTEL_PT_INFO_WORDS == 2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1,
+_Static_assert(PS_PERF_PT_INFO_WORDS == 2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1,
 	       "AUXTRACE_INFO: header, type, priv[], cap_event_trace");
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -97,16 +97,16 @@ struct pevent {
 	const struct ps_buf *aux;	/* AUXTRACE payload */
 };
 
-struct writer {
+struct ps_perf_writer {
 	const struct gt_trace *gt;
 	const struct ps_synth_result *res;
-	const struct perfdata_opts *o;
+	const struct ps_perf_opts *o;
 	struct pevent *ev;
 	size_t nr_ev, cap_ev;
 	int cpu_of_pid;
 };
 
-uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc)
+uint64_t ps_perf_tsc_to_time(uint64_t tsc, const struct gt_timeconv *tc)
 {
 	uint64_t quot = tsc >> tc->time_shift;
 	uint64_t rem = tsc & ((1ULL << tc->time_shift) - 1);
@@ -118,7 +118,7 @@ uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc)
 /* ---- the format, shared with ksynth.c and sideband.c ---- */
 
 /* @h is a perf.data header whose attrs and data are in the file */
-bool perf_header_ok(const struct perf_file_header *h, uint64_t file_size)
+bool ps_perf_header_ok(const struct perf_file_header *h, uint64_t file_size)
 {
 	return h->magic == PERF_MAGIC &&
 	       h->attr_size >= sizeof(struct perf_file_section) + 64 &&
@@ -129,7 +129,8 @@ bool perf_header_ok(const struct perf_file_header *h, uint64_t file_size)
 }
 
 /* The ids section of a file attr (@attr_size bytes, ids last) */
-struct perf_file_section perf_attr_ids(const uint8_t *attr, uint64_t attr_size)
+struct perf_file_section ps_perf_attr_ids(const uint8_t *attr,
+					  uint64_t attr_size)
 {
 	struct perf_file_section ids;
 
@@ -138,7 +139,7 @@ struct perf_file_section perf_attr_ids(const uint8_t *attr, uint64_t attr_size)
 }
 
 /* intel_pt attr.config: branches, TSC, the PSB period, noretcomp */
-uint64_t intel_pt_config(uint64_t psb_period, bool retcomp)
+uint64_t ps_perf_pt_config(uint64_t psb_period, bool retcomp)
 {
 	uint64_t cfg = PT_CFG_PT | PT_CFG_BRANCH | PT_CFG_TSC;
 	uint64_t p = psb_period, v = 0;
@@ -154,7 +155,7 @@ uint64_t intel_pt_config(uint64_t psb_period, bool retcomp)
 }
 
 /* config bits of MTC every 2^@mtc_period CTC ticks (-1: no MTC) */
-static uint64_t intel_pt_mtc_config(int mtc_period)
+static uint64_t ps_perf_pt_mtc_config(int mtc_period)
 {
 	if (mtc_period < 0)
 		return 0;
@@ -163,11 +164,11 @@ static uint64_t intel_pt_mtc_config(int mtc_period)
 
 /*
  * The TSC/CTC ratio perf record reads from CPUID 0x15 into AUXTRACE_INFO
- * @rec (made by intel_pt_auxtrace_info()): decoders need it to turn MTCs
+ * @rec (made by ps_perf_pt_auxtrace_info()): decoders need it to turn MTCs
  * into TSC time.
  */
-static void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
-				       uint32_t ctc_d)
+static void ps_perf_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
+					 uint32_t ctc_d)
 {
 	uint64_t *priv = rec + 2;
 
@@ -176,8 +177,8 @@ static void intel_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
 }
 
 /* An intel_pt attr as perf record sets it; the caller picks the CPL */
-void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
-		   uint64_t config, uint64_t sample_type)
+void ps_perf_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
+		     uint64_t config, uint64_t sample_type)
 {
 	memset(a, 0, sizeof(*a));
 	a->type = pmu_type;
@@ -195,9 +196,9 @@ void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
  * time conversion, the config bits, @filter as perf record --filter notes
  * it (NULL: none).  Returns the record's size, 0 if it does not fit.
  */
-size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
-			      uint32_t pmu_type, const struct gt_timeconv *tc,
-			      bool per_cpu, const char *filter)
+size_t ps_perf_pt_auxtrace_info(uint64_t *rec, size_t max_words,
+				uint32_t pmu_type, const struct gt_timeconv *tc,
+				bool per_cpu, const char *filter)
 {
 	struct perf_event_header *h = (void *)rec;
 	size_t flen = filter ? strlen(filter) : 0;
@@ -235,8 +236,8 @@ size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
 }
 
 /* The AUXTRACE record of the trace @b (its size padded to 8 bytes) */
-void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ps_buf *b,
-			uint64_t reference, int idx, int tid, int cpu)
+void ps_perf_auxtrace_fill(struct ps_perf_auxtrace *a, const struct ps_buf *b,
+			   uint64_t reference, int idx, int tid, int cpu)
 {
 	a->size = (b->len + 7) & ~7ULL;
 	a->offset = 0;
@@ -248,7 +249,7 @@ void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ps_buf *b,
 }
 
 /* The trace bytes that follow an AUXTRACE record, zero padded */
-int perf_write_aux(FILE *f, const struct ps_buf *b)
+int ps_perf_write_aux(FILE *f, const struct ps_buf *b)
 {
 	static const uint8_t zeros[8];
 
@@ -259,8 +260,8 @@ int perf_write_aux(FILE *f, const struct ps_buf *b)
 	return 0;
 }
 
-static void *add_event(struct writer *w, uint32_t type, uint16_t misc,
-		       size_t body, uint64_t time)
+static void *ps_perf_add_event(struct ps_perf_writer *w, uint32_t type,
+			       uint16_t misc, size_t body, uint64_t time)
 {
 	struct perf_event_header *h;
 	struct pevent *e;
@@ -289,8 +290,8 @@ static void *add_event(struct writer *w, uint32_t type, uint16_t misc,
 	return h + 1;
 }
 
-static void fill_id(struct sample_id *s, int pid, int tid, uint64_t time,
-		    int cpu, uint64_t id)
+static void ps_perf_fill_id(struct sample_id *s, int pid, int tid,
+			    uint64_t time, int cpu, uint64_t id)
 {
 	s->pid = pid;
 	s->tid = tid;
@@ -300,7 +301,7 @@ static void fill_id(struct sample_id *s, int pid, int tid, uint64_t time,
 	s->id = id;
 }
 
-static int cpu_of(struct writer *w, int tid)
+static int ps_perf_cpu_of(struct ps_perf_writer *w, int tid)
 {
 	const struct ps_synth_result *r = w->res;
 	int i;
@@ -315,10 +316,11 @@ static int cpu_of(struct writer *w, int tid)
 
 /* ---- sideband from the ground truth ---- */
 
-static int sb_comm(struct writer *w, const struct gt_comm *c, uint64_t t)
+static int ps_perf_sb_comm(struct ps_perf_writer *w, const struct gt_comm *c,
+			   uint64_t t)
 {
 	size_t len = (strnlen(c->comm, 16) + 1 + 7) & ~7UL;
-	uint32_t *p = add_event(w, PERF_RECORD_COMM,
+	uint32_t *p = ps_perf_add_event(w, PERF_RECORD_COMM,
 				c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
 				8 + len + sizeof(struct sample_id), t);
 
@@ -327,12 +329,13 @@ static int sb_comm(struct writer *w, const struct gt_comm *c, uint64_t t)
 	p[0] = c->h.pid;
 	p[1] = c->h.tid;
 	memcpy(p + 2, c->comm, strnlen(c->comm, 16));
-	fill_id((void *)((uint8_t *)(p + 2) + len), c->h.pid, c->h.tid, t,
-		cpu_of(w, c->h.tid), ID_DUMMY);
+	ps_perf_fill_id((void *)((uint8_t *)(p + 2) + len), c->h.pid, c->h.tid,
+			t, ps_perf_cpu_of(w, c->h.tid), ID_DUMMY);
 	return 0;
 }
 
-static int sb_mmap(struct writer *w, const struct gt_mmap *m, uint64_t t)
+static int ps_perf_sb_mmap(struct ps_perf_writer *w, const struct gt_mmap *m,
+			   uint64_t t)
 {
 	size_t nlen = strlen(m->name);
 	size_t len = (nlen + 1 + 7) & ~7UL;
@@ -345,8 +348,8 @@ static int sb_mmap(struct writer *w, const struct gt_mmap *m, uint64_t t)
 		uint32_t prot, flags;
 	} *p;
 
-	p = add_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
-		      sizeof(*p) + len + sizeof(struct sample_id), t);
+	p = ps_perf_add_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+			      sizeof(*p) + len + sizeof(struct sample_id), t);
 	if (!p)
 		return -ENOMEM;
 	p->pid = m->h.pid;
@@ -360,19 +363,19 @@ static int sb_mmap(struct writer *w, const struct gt_mmap *m, uint64_t t)
 	p->prot = m->prot;
 	p->flags = MAP_PRIVATE;
 	memcpy(p + 1, name, nlen);
-	fill_id((void *)((uint8_t *)(p + 1) + len), m->h.pid, m->h.pid, t,
-		cpu_of(w, m->h.pid), ID_DUMMY);
+	ps_perf_fill_id((void *)((uint8_t *)(p + 1) + len), m->h.pid, m->h.pid,
+			t, ps_perf_cpu_of(w, m->h.pid), ID_DUMMY);
 	return 0;
 }
 
-static int sb_task(struct writer *w, uint32_t type, int pid, int ppid,
-		   int tid, int ptid, uint64_t t)
+static int ps_perf_sb_task(struct ps_perf_writer *w, uint32_t type, int pid,
+			   int ppid, int tid, int ptid, uint64_t t)
 {
 	struct {
 		uint32_t pid, ppid, tid, ptid;
 		uint64_t time;
 		struct sample_id id;
-	} *p = add_event(w, type, 0, sizeof(*p), t);
+	} *p = ps_perf_add_event(w, type, 0, sizeof(*p), t);
 
 	if (!p)
 		return -ENOMEM;
@@ -381,60 +384,63 @@ static int sb_task(struct writer *w, uint32_t type, int pid, int ppid,
 	p->tid = tid;
 	p->ptid = ptid;
 	p->time = t;
-	fill_id(&p->id, pid, tid, t, cpu_of(w, tid), ID_DUMMY);
+	ps_perf_fill_id(&p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_DUMMY);
 	return 0;
 }
 
-static int sb_itrace_start(struct writer *w, int pid, int tid, uint64_t t)
+static int ps_perf_sb_itrace_start(struct ps_perf_writer *w, int pid, int tid,
+				   uint64_t t)
 {
 	struct {
 		uint32_t pid, tid;
 		struct sample_id id;
-	} *p = add_event(w, PERF_RECORD_ITRACE_START, 0, sizeof(*p), t);
+	} *p = ps_perf_add_event(w, PERF_RECORD_ITRACE_START, 0, sizeof(*p), t);
 
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
 	p->tid = tid;
-	fill_id(&p->id, pid, tid, t, cpu_of(w, tid), ID_PT);
+	ps_perf_fill_id(&p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_PT);
 	return 0;
 }
 
-static int sb_switch(struct writer *w, const struct ps_synth_switch *s)
+static int ps_perf_sb_switch(struct ps_perf_writer *w,
+			     const struct ps_synth_switch *s)
 {
-	uint64_t t = tsc_to_perf_time(s->tsc, &w->gt->hdr.tc);
+	uint64_t t = ps_perf_tsc_to_time(s->tsc, &w->gt->hdr.tc);
 	struct {
 		uint32_t next_prev_pid, next_prev_tid;
 		struct sample_id id;
-	} *p = add_event(w, PERF_RECORD_SWITCH_CPU_WIDE,
-			 s->out ? PERF_RECORD_MISC_SWITCH_OUT : 0,
-			 sizeof(*p), t);
+	} *p = ps_perf_add_event(w, PERF_RECORD_SWITCH_CPU_WIDE,
+				 s->out ? PERF_RECORD_MISC_SWITCH_OUT : 0,
+				 sizeof(*p), t);
 
 	if (!p)
 		return -ENOMEM;
 	p->next_prev_pid = s->next_prev_pid;
 	p->next_prev_tid = s->next_prev_tid;
-	fill_id(&p->id, s->pid, s->tid, t, s->cpu, ID_DUMMY);
+	ps_perf_fill_id(&p->id, s->pid, s->tid, t, s->cpu, ID_DUMMY);
 	return 0;
 }
 
 /* A record of a real perf record's sideband, with ptsynth's trailer. */
-static int sb_real(struct writer *w, const struct sb_rec *r)
+static int ps_perf_sb_real(struct ps_perf_writer *w, const struct sb_rec *r)
 {
 	const struct perf_event_header *h = (const void *)r->data;
 	size_t body = r->body_len - sizeof(*h);
-	uint8_t *p = add_event(w, h->type, h->misc,
-			       body + sizeof(struct sample_id), r->time);
+	uint8_t *p = ps_perf_add_event(w, h->type, h->misc,
+				       body + sizeof(struct sample_id),
+				       r->time);
 
 	if (!p)
 		return -ENOMEM;
 	memcpy(p, h + 1, body);
-	fill_id((void *)(p + body), r->pid, r->tid, r->time, r->cpu,
-		ID_DUMMY);
+	ps_perf_fill_id((void *)(p + body), r->pid, r->tid, r->time, r->cpu,
+			ID_DUMMY);
 	return 0;
 }
 
-static int sideband(struct writer *w)
+static int ps_perf_sideband(struct ps_perf_writer *w)
 {
 	const struct gt_trace *gt = w->gt;
 	size_t i;
@@ -443,43 +449,43 @@ static int sideband(struct writer *w)
 	if (w->o->sideband) {
 		/* the real sideband replaces the one of the ground truth */
 		for (i = 0; i < w->o->sideband->nr && !err; i++)
-			err = sb_real(w, &w->o->sideband->recs[i]);
+			err = ps_perf_sb_real(w, &w->o->sideband->recs[i]);
 		for (i = 0; i < w->res->nr_switches && !err; i++)
-			err = sb_switch(w, &w->res->switches[i]);
+			err = ps_perf_sb_switch(w, &w->res->switches[i]);
 		return err;
 	}
 	for (i = 0; i < gt->nr_recs && !err; i++) {
 		const struct gt_rec *r = gt->recs[i];
-		uint64_t t = tsc_to_perf_time(r->tsc, &gt->hdr.tc);
+		uint64_t t = ps_perf_tsc_to_time(r->tsc, &gt->hdr.tc);
 
 		switch (r->type) {
 		case GT_COMM:
-			err = sb_comm(w, (const void *)r, t);
+			err = ps_perf_sb_comm(w, (const void *)r, t);
 			break;
 		case GT_MMAP:
-			err = sb_mmap(w, (const void *)r, t);
+			err = ps_perf_sb_mmap(w, (const void *)r, t);
 			break;
 		case GT_FORK:
-			err = sb_task(w, PERF_RECORD_FORK, r->pid,
-				      ((const struct gt_fork *)r)->ppid, r->tid,
-				      ((const struct gt_fork *)r)->ptid, t);
+			err = ps_perf_sb_task(w, PERF_RECORD_FORK, r->pid,
+				((const struct gt_fork *)r)->ppid, r->tid,
+				((const struct gt_fork *)r)->ptid, t);
 			break;
 		case GT_EXIT:
-			err = sb_task(w, PERF_RECORD_EXIT, r->pid, r->pid,
-				      r->tid, r->tid, t);
+			err = ps_perf_sb_task(w, PERF_RECORD_EXIT, r->pid,
+					      r->pid, r->tid, r->tid, t);
 			break;
 		default:
 			break;
 		}
 	}
 	for (i = 0; i < w->res->nr_switches && !err; i++)
-		err = sb_switch(w, &w->res->switches[i]);
+		err = ps_perf_sb_switch(w, &w->res->switches[i]);
 	return err;
 }
 
 /* ---- AUX data ---- */
 
-static int aux_streams(struct writer *w)
+static int ps_perf_aux_streams(struct ps_perf_writer *w)
 {
 	const struct ps_synth_result *res = w->res;
 	const struct gt_timeconv *tc = &w->gt->hdr.tc;
@@ -487,41 +493,43 @@ static int aux_streams(struct writer *w)
 
 	for (i = 0; i < res->nr_streams; i++) {
 		const struct ps_synth_stream *s = &res->streams[i];
-		uint64_t t = tsc_to_perf_time(s->first_tsc, tc);
-		struct perf_auxtrace *p;
+		uint64_t t = ps_perf_tsc_to_time(s->first_tsc, tc);
+		struct ps_perf_auxtrace *p;
 
 		if (s->tid >= 0) {
-			err = sb_itrace_start(w, s->pid, s->tid, t);
+			err = ps_perf_sb_itrace_start(w, s->pid, s->tid, t);
 			if (err)
 				return err;
 		}
 		/* AUXTRACE records are not sorted: they follow the sideband */
-		p = add_event(w, PERF_RECORD_AUXTRACE, 0, sizeof(*p), UINT64_MAX);
+		p = ps_perf_add_event(w, PERF_RECORD_AUXTRACE, 0, sizeof(*p),
+				      UINT64_MAX);
 		if (!p)
 			return -ENOMEM;
-		perf_auxtrace_fill(p, &s->buf, ((uint64_t)i << 32) | 1,
-				   s->idx, s->tid, s->cpu);
+		ps_perf_auxtrace_fill(p, &s->buf, ((uint64_t)i << 32) | 1,
+				      s->idx, s->tid, s->cpu);
 		w->ev[w->nr_ev - 1].aux = &s->buf;
 	}
 	return 0;
 }
 
-static int auxtrace_info(struct writer *w, FILE *f, uint64_t *written)
+static int ps_perf_auxtrace_info(struct ps_perf_writer *w, FILE *f,
+				 uint64_t *written)
 {
-	uint64_t rec[INTEL_PT_INFO_WORDS];
+	uint64_t rec[PS_PERF_PT_INFO_WORDS];
 	size_t size;
 
-	size = intel_pt_auxtrace_info(rec, ARRAY_SIZE(rec), w->o->pmu_type,
-				      &w->gt->hdr.tc, w->o->per_cpu, NULL);
+	size = ps_perf_pt_auxtrace_info(rec, ARRAY_SIZE(rec), w->o->pmu_type,
+					&w->gt->hdr.tc, w->o->per_cpu, NULL);
 	if (size && w->o->mtc)
-		intel_pt_auxtrace_info_ctc(rec, w->res->ctc_n, w->res->ctc_d);
+		ps_perf_pt_auxtrace_info_ctc(rec, w->res->ctc_n, w->res->ctc_d);
 	if (fwrite(rec, size, 1, f) != 1)
 		return -EIO;
 	*written += size;
 	return 0;
 }
 
-static int cmp_event(const void *a, const void *b)
+static int ps_perf_cmp_event(const void *a, const void *b)
 {
 	const struct pevent *x = a, *y = b;
 
@@ -530,13 +538,16 @@ static int cmp_event(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
+static void ps_perf_make_attrs(const struct ps_perf_opts *o,
+			       struct file_attr *a)
 {
 	struct perf_event_attr *pt = &a[0].attr, *dummy = &a[1].attr;
 
 	memset(a, 0, 2 * sizeof(*a));
-	intel_pt_attr(pt, o->pmu_type, intel_pt_config(o->psb_period, o->retcomp) |
-		      intel_pt_mtc_config(o->mtc ? o->mtc_period : -1), SAMPLE_TYPE);
+	ps_perf_pt_attr(pt, o->pmu_type,
+			ps_perf_pt_config(o->psb_period, o->retcomp) |
+			ps_perf_pt_mtc_config(o->mtc ? o->mtc_period : -1),
+			SAMPLE_TYPE);
 	pt->enable_on_exec = 1;
 	pt->exclude_kernel = 1;
 
@@ -570,12 +581,13 @@ static void make_attrs(const struct perfdata_opts *o, struct file_attr *a)
 	}
 }
 
-static int write_data(struct writer *w, FILE *f, uint64_t *written)
+static int ps_perf_write_data(struct ps_perf_writer *w, FILE *f,
+			      uint64_t *written)
 {
 	size_t i;
 	int err;
 
-	err = auxtrace_info(w, f, written);
+	err = ps_perf_auxtrace_info(w, f, written);
 	if (err)
 		return err;
 	for (i = 0; i < w->nr_ev; i++) {
@@ -586,16 +598,16 @@ static int write_data(struct writer *w, FILE *f, uint64_t *written)
 		*written += e->size;
 		if (!e->aux)
 			continue;
-		if (perf_write_aux(f, e->aux))
+		if (ps_perf_write_aux(f, e->aux))
 			return -EIO;
 		*written += (e->aux->len + 7) & ~7UL;
 	}
 	return 0;
 }
 
-static int write_file(struct writer *w, FILE *f)
+static int ps_perf_write_file(struct ps_perf_writer *w, FILE *f)
 {
-	const struct perfdata_opts *o = w->o;
+	const struct ps_perf_opts *o = w->o;
 	int nr_pt_ids = w->res->nr_streams ? w->res->nr_streams : 1;
 	struct perf_file_header fh;
 	struct file_attr attrs[2];
@@ -606,7 +618,7 @@ static int write_file(struct writer *w, FILE *f)
 		return -EINVAL;
 	for (i = 0; i < nr_pt_ids; i++)
 		ids[i] = ID_PT + i;
-	make_attrs(o, attrs);
+	ps_perf_make_attrs(o, attrs);
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = PERF_MAGIC;
 	fh.size = sizeof(fh);
@@ -621,7 +633,7 @@ static int write_file(struct writer *w, FILE *f)
 
 	if (fseek(f, fh.data.offset, SEEK_SET))
 		return -EIO;
-	err = write_data(w, f, &written);
+	err = ps_perf_write_data(w, f, &written);
 	if (err)
 		return err;
 	fh.data.size = written;
@@ -634,26 +646,26 @@ static int write_file(struct writer *w, FILE *f)
 	return 0;
 }
 
-int perfdata_write(const struct gt_trace *gt, const struct ps_synth_result *res,
-		   const struct perfdata_opts *o)
+int ps_perf_write(const struct gt_trace *gt, const struct ps_synth_result *res,
+		  const struct ps_perf_opts *o)
 {
-	struct writer w = { .gt = gt, .res = res, .o = o };
+	struct ps_perf_writer w = { .gt = gt, .res = res, .o = o };
 	FILE *f;
 	size_t i;
 	int err;
 
-	err = sideband(&w);
+	err = ps_perf_sideband(&w);
 	if (!err)
-		err = aux_streams(&w);
+		err = ps_perf_aux_streams(&w);
 	if (err)
 		goto out;
-	qsort(w.ev, w.nr_ev, sizeof(*w.ev), cmp_event);
+	qsort(w.ev, w.nr_ev, sizeof(*w.ev), ps_perf_cmp_event);
 	f = fopen(o->path, "w");
 	if (!f) {
 		err = -errno;
 		goto out;
 	}
-	err = write_file(&w, f);
+	err = ps_perf_write_file(&w, f);
 	if (fclose(f) && !err)
 		err = -EIO;
 out:

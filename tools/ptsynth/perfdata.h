@@ -7,7 +7,7 @@
  *
  * The names of the file format (PERF_MAGIC, struct perf_file_header, ...)
  * are perf's own.  Functions returning int return 0 or a negative errno;
- * intel_pt_auxtrace_info() returns a size, 0 if the record does not fit.
+ * ps_perf_pt_auxtrace_info() returns a size, 0 if the record does not fit.
  */
 #ifndef PTSYNTH_PERFDATA_H
 #define PTSYNTH_PERFDATA_H
@@ -24,7 +24,7 @@ struct ps_buf;
 struct sideband;
 struct ps_synth_result;
 
-uint64_t tsc_to_perf_time(uint64_t tsc, const struct gt_timeconv *tc);
+uint64_t ps_perf_tsc_to_time(uint64_t tsc, const struct gt_timeconv *tc);
 
 #define PERF_MAGIC			0x32454c4946524550ULL	/* "PERFILE2" */
 #define PERF_RECORD_AUXTRACE		71
@@ -44,27 +44,28 @@ struct perf_file_header {
 };
 
 /* PERF_RECORD_AUXTRACE after its header; the trace bytes follow it */
-struct perf_auxtrace {
+struct ps_perf_auxtrace {
 	uint64_t size, offset, reference;
 	uint32_t idx, tid, cpu, reserved;
 };
 
 /* AUXTRACE_INFO of intel_pt without a filter string, in u64s */
-#define INTEL_PT_INFO_WORDS		20
+#define PS_PERF_PT_INFO_WORDS		20
 
-bool perf_header_ok(const struct perf_file_header *h, uint64_t file_size);
-struct perf_file_section perf_attr_ids(const uint8_t *attr, uint64_t attr_size);
-uint64_t intel_pt_config(uint64_t psb_period, bool retcomp);
-void intel_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
-		   uint64_t config, uint64_t sample_type);
-size_t intel_pt_auxtrace_info(uint64_t *rec, size_t max_words,
-			      uint32_t pmu_type, const struct gt_timeconv *tc,
-			      bool per_cpu, const char *filter);
-void perf_auxtrace_fill(struct perf_auxtrace *a, const struct ps_buf *b,
-			uint64_t reference, int idx, int tid, int cpu);
-int perf_write_aux(FILE *f, const struct ps_buf *b);
+bool ps_perf_header_ok(const struct perf_file_header *h, uint64_t file_size);
+struct perf_file_section ps_perf_attr_ids(const uint8_t *attr,
+					  uint64_t attr_size);
+uint64_t ps_perf_pt_config(uint64_t psb_period, bool retcomp);
+void ps_perf_pt_attr(struct perf_event_attr *a, uint32_t pmu_type,
+		     uint64_t config, uint64_t sample_type);
+size_t ps_perf_pt_auxtrace_info(uint64_t *rec, size_t max_words,
+				uint32_t pmu_type, const struct gt_timeconv *tc,
+				bool per_cpu, const char *filter);
+void ps_perf_auxtrace_fill(struct ps_perf_auxtrace *a, const struct ps_buf *b,
+			   uint64_t reference, int idx, int tid, int cpu);
+int ps_perf_write_aux(FILE *f, const struct ps_buf *b);
 
-struct perfdata_opts {
+struct ps_perf_opts {
 	const char *path;
 	uint32_t pmu_type;
 	bool per_cpu;
@@ -76,7 +77,7 @@ struct perfdata_opts {
 	bool flowjit;				/* set attr.flowjit (bit 63) */
 };
 
-int perfdata_write(const struct gt_trace *gt, const struct ps_synth_result *res,
-		   const struct perfdata_opts *o);
+int ps_perf_write(const struct gt_trace *gt, const struct ps_synth_result *res,
+		  const struct ps_perf_opts *o);
 
 #endif

@@ -203,7 +203,7 @@ static uint64_t perf_time_to_tsc(uint64_t t, const struct gt_timeconv *tc)
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (tsc_to_perf_time(mid, tc) < t)
+		if (ps_perf_tsc_to_time(mid, tc) < t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -260,7 +260,7 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
 		       const struct gt_trace *gt, const struct sideband *sb)
 {
-	struct perfdata_opts po = {
+	struct ps_perf_opts po = {
 		.path = c->output ? c->output : "perf.data",
 		.pmu_type = c->pmu_type,
 		.per_cpu = c->so.per_cpu,
@@ -292,7 +292,7 @@ static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
 		err = -1;
 		goto out;
 	}
-	err = perfdata_write(gt, &res, &po);
+	err = ps_perf_write(gt, &res, &po);
 	if (err)
 		fprintf(stderr, "ptsynth: cannot write %s: %s\n", po.path,
 			strerror(-err));

@@ -265,7 +265,7 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 	if (map == MAP_FAILED)
 		return -errno;
 	fh = (const void *)map;
-	if (!perf_header_ok(fh, st.st_size)) {
+	if (!ps_perf_header_ok(fh, st.st_size)) {
 		fprintf(stderr, "ptsynth: %s: not a (complete) perf.data file\n",
 			path);
 		goto out;
@@ -278,8 +278,9 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 	for (i = 0; i < nr_attrs; i++) {
 		const uint8_t *a = map + fh->attrs.offset + i * fh->attr_size;
 		const struct perf_event_attr *pa = (const void *)a;
-		struct perf_file_section ids = perf_attr_ids(a, fh->attr_size);
+		struct perf_file_section ids;
 
+		ids = ps_perf_attr_ids(a, fh->attr_size);
 		attrs[i].sample_type = pa->sample_type;
 		if (ids.offset > (uint64_t)st.st_size ||
 		    ids.size / 8 > MAX_IDS ||

@@ -202,7 +202,7 @@ static int ps_trace_calibrate_time_conv(struct gt_timeconv *tc)
 	tc->time_mult = (uint32_t)(ns_per_tsc * (double)(1ULL << 31) + 0.5);
 	tc->cap_user_time_zero = 1;
 	tc->time_zero = 0;
-	tc->time_zero = t[0] - tsc_to_perf_time(tsc[0], tc);
+	tc->time_zero = t[0] - ps_perf_tsc_to_time(tsc[0], tc);
 	return 0;
 }
 

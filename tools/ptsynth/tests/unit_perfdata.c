@@ -35,7 +35,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 int main(void)
 {
 	char path[] = "/tmp/ptsynth-unit-XXXXXX";
-	struct perfdata_opts po = { .pmu_type = 9, .psb_period = 4096 };
+	struct ps_perf_opts po = { .pmu_type = 9, .psb_period = 4096 };
 	struct gt_timeconv tc = { .time_shift = 10, .time_mult = 3000,
 				  .time_zero = 5000 };
 	struct ps_synth_result res;
@@ -57,7 +57,7 @@ int main(void)
 		return 1;
 	close(fd);
 	po.path = path;
-	TAP_OK(!perfdata_write(&b.t, &res, &po), "unit: perf.data writer succeeds");
+	TAP_OK(!ps_perf_write(&b.t, &res, &po), "unit: perf.data writer succeeds");
 	f = slurp(path, &len);
 	h = (uint64_t *)f;
 	TAP_OK(f && len > 104 && h[0] == 0x32454c4946524550ULL && h[1] == 104 &&
@@ -98,7 +98,7 @@ int main(void)
 	TAP_OK(info_ok, "unit: AUXTRACE_INFO is intel_pt with the attr's PMU type and TSC bit");
 	TAP_OK(aux_ok, "unit: AUXTRACE record (per-thread) is followed by the exact trace bytes");
 	exact = (unsigned __int128)tsc * tc.time_mult;
-	TAP_OK(tsc_to_perf_time(tsc, &tc) ==
+	TAP_OK(ps_perf_tsc_to_time(tsc, &tc) ==
 	       tc.time_zero + (uint64_t)(exact >> tc.time_shift),
 	       "unit: TSC to perf time: time_zero + (tsc * time_mult) >> time_shift");
 	unlink(path);
