@@ -424,7 +424,7 @@ static int ps_perf_sb_switch(struct ps_perf_writer *w,
 }
 
 /* A record of a real perf record's sideband, with ptsynth's trailer. */
-static int ps_perf_sb_real(struct ps_perf_writer *w, const struct sb_rec *r)
+static int ps_perf_sb_real(struct ps_perf_writer *w, const struct ps_sb_rec *r)
 {
 	const struct perf_event_header *h = (const void *)r->data;
 	size_t body = r->body_len - sizeof(*h);

@@ -21,7 +21,7 @@ struct gt_timeconv;
 struct gt_trace;
 struct perf_event_attr;
 struct ps_buf;
-struct sideband;
+struct ps_sb;
 struct ps_synth_result;
 
 uint64_t ps_perf_tsc_to_time(uint64_t tsc, const struct gt_timeconv *tc);
@@ -73,7 +73,7 @@ struct ps_perf_opts {
 	uint64_t psb_period;
 	bool mtc;				/* MTC every 2^mtc_period */
 	int mtc_period;
-	const struct sideband *sideband;	/* real sideband, or NULL */
+	const struct ps_sb *sideband;		/* real sideband, or NULL */
 	bool flowjit;				/* set attr.flowjit (bit 63) */
 };
 

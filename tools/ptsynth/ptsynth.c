@@ -212,19 +212,19 @@ static uint64_t perf_time_to_tsc(uint64_t t, const struct gt_timeconv *tc)
 }
 
 static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
-		       const struct gt_trace *gt, const struct sideband *sb);
+		       const struct gt_trace *gt, const struct ps_sb *sb);
 
 static int do_synth(const struct cli *c, const struct gt_trace *gt)
 {
 	struct ps_synth_opts so = c->so;
-	struct sideband sb;
+	struct ps_sb sb;
 	struct ps_synth_fault *faults = NULL;
 	size_t i;
 	int err;
 
 	if (!c->sideband)
 		return synth_write(c, &so, gt, NULL);
-	err = sideband_load(&sb, c->sideband, c->root, c->strip_flowjit);
+	err = ps_sb_load(&sb, c->sideband, c->root, c->strip_flowjit);
 	if (err) {
 		fprintf(stderr, "ptsynth: cannot read the sideband %s: %s\n",
 			c->sideband, strerror(-err));
@@ -241,7 +241,7 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 	/* exec faults are known from the flowjit records only */
 	faults = calloc(sb.nr_faults + 1, sizeof(*faults));
 	if (!faults) {
-		sideband_free(&sb);
+		ps_sb_free(&sb);
 		return 1;
 	}
 	for (i = 0; i < sb.nr_faults; i++) {
@@ -253,12 +253,12 @@ static int do_synth(const struct cli *c, const struct gt_trace *gt)
 	so.nr_faults = sb.nr_faults;
 	err = synth_write(c, &so, gt, &sb);
 	free(faults);
-	sideband_free(&sb);
+	ps_sb_free(&sb);
 	return err;
 }
 
 static int synth_write(const struct cli *c, const struct ps_synth_opts *so,
-		       const struct gt_trace *gt, const struct sideband *sb)
+		       const struct gt_trace *gt, const struct ps_sb *sb)
 {
 	struct ps_perf_opts po = {
 		.path = c->output ? c->output : "perf.data",

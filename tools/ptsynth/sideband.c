@@ -32,17 +32,17 @@
 #define MAX_ATTRS		64
 #define MAX_IDS			4096
 
-struct sb_attr {
+struct ps_sb_attr {
 	uint64_t sample_type;
 	uint64_t *ids;
 	size_t nr_ids;
 };
 
-static int sb_add(struct sideband *sb, const struct sb_rec *r)
+static int ps_sb_add(struct ps_sb *sb, const struct ps_sb_rec *r)
 {
 	if (sb->nr == sb->cap) {
 		size_t cap = sb->cap ? 2 * sb->cap : 256;
-		struct sb_rec *n = realloc(sb->recs, cap * sizeof(*n));
+		struct ps_sb_rec *n = realloc(sb->recs, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -53,9 +53,9 @@ static int sb_add(struct sideband *sb, const struct sb_rec *r)
 	return 0;
 }
 
-static int fault_add(struct sideband *sb, int tid, uint64_t time)
+static int ps_sb_fault_add(struct ps_sb *sb, int tid, uint64_t time)
 {
-	struct sb_fault *n;
+	struct ps_sb_fault *n;
 
 	n = realloc(sb->faults, (sb->nr_faults + 1) * sizeof(*n));
 	if (!n)
@@ -68,7 +68,7 @@ static int fault_add(struct sideband *sb, int tid, uint64_t time)
 }
 
 /* bytes of the sample_id trailer for @st */
-static size_t trailer_len(uint64_t st)
+static size_t ps_sb_trailer_len(uint64_t st)
 {
 	size_t n = 0;
 
@@ -82,10 +82,10 @@ static size_t trailer_len(uint64_t st)
 }
 
 /* Parse the trailer of @rec (@size bytes) into @r; 0 or -EINVAL. */
-static int parse_trailer(const uint8_t *rec, size_t size, uint64_t st,
-			 struct sb_rec *r)
+static int ps_sb_parse_trailer(const uint8_t *rec, size_t size, uint64_t st,
+			       struct ps_sb_rec *r)
 {
-	size_t tl = trailer_len(st);
+	size_t tl = ps_sb_trailer_len(st);
 	const uint8_t *p;
 
 	if (tl + sizeof(struct perf_event_header) > size)
@@ -112,7 +112,7 @@ static int parse_trailer(const uint8_t *rec, size_t size, uint64_t st,
 }
 
 /* Offset of the file name in an MMAP/MMAP2 record, 0 if it has none. */
-static size_t name_offset(const struct perf_event_header *h)
+static size_t ps_sb_name_offset(const struct perf_event_header *h)
 {
 	if (h->type == PERF_RECORD_MMAP)
 		return sizeof(*h) + 8 + 24;
@@ -125,10 +125,10 @@ static size_t name_offset(const struct perf_event_header *h)
  * Copy record @h (body of @r->body_len bytes) into @r->data; a file name
  * that exists under @root is replaced by that file's absolute path.
  */
-static int copy_body(struct sideband *sb, const struct perf_event_header *h,
-		     struct sb_rec *r, const char *root)
+static int ps_sb_copy_body(struct ps_sb *sb, const struct perf_event_header *h,
+			   struct ps_sb_rec *r, const char *root)
 {
-	size_t off = name_offset(h), nlen, len;
+	size_t off = ps_sb_name_offset(h), nlen, len;
 	char path[PATH_MAX * 2], *real = NULL;
 	const char *name;
 	struct stat st;
@@ -164,7 +164,7 @@ static int copy_body(struct sideband *sb, const struct perf_event_header *h,
 	return 0;
 }
 
-static bool keep_type(uint32_t type)
+static bool ps_sb_keep_type(uint32_t type)
 {
 	switch (type) {
 	case PERF_RECORD_MMAP:
@@ -191,9 +191,9 @@ static bool keep_type(uint32_t type)
  * have an all-zero trailer of the first attr's layout: id 0 is the first
  * attr, as perf reads it (evlist__event2evsel).
  */
-static const struct sb_attr *attr_of(const struct sb_attr *a, int nr,
-				     bool same, const uint8_t *rec,
-				     size_t size)
+static const struct ps_sb_attr *ps_sb_attr_of(const struct ps_sb_attr *a,
+					      int nr, bool same,
+					      const uint8_t *rec, size_t size)
 {
 	uint64_t id;
 	size_t i;
@@ -217,8 +217,9 @@ static const struct sb_attr *attr_of(const struct sb_attr *a, int nr,
  * A flowjit user JIT image taken by an instruction fetch: a fault. The
  * record is kept whatever it holds; one libflowjit refuses is no fault.
  */
-static int note_flowjit(struct sideband *sb, const struct perf_event_header *h,
-			const struct sb_rec *r)
+static int ps_sb_note_flowjit(struct ps_sb *sb,
+			      const struct perf_event_header *h,
+			      const struct ps_sb_rec *r)
 {
 	struct flowjit_chunk c;
 	const struct flowjit_record *fr = &c.rec;
@@ -230,20 +231,20 @@ static int note_flowjit(struct sideband *sb, const struct perf_event_header *h,
 	    (fr->flags & FLOWJIT_F_EXISTING) || fr->chunk_off)
 		return 0;
 	sb->nr_images++;
-	return fault_add(sb, fr->tid, r->time);
+	return ps_sb_fault_add(sb, fr->tid, r->time);
 }
 
-static int cmp_fault(const void *a, const void *b)
+static int ps_sb_cmp_fault(const void *a, const void *b)
 {
-	const struct sb_fault *x = a, *y = b;
+	const struct ps_sb_fault *x = a, *y = b;
 
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-int sideband_load(struct sideband *sb, const char *path, const char *root,
-		  bool strip_flowjit)
+int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
+	       bool strip_flowjit)
 {
-	struct sb_attr attrs[MAX_ATTRS];
+	struct ps_sb_attr attrs[MAX_ATTRS];
 	const struct perf_file_header *fh;
 	const uint8_t *map, *p, *end;
 	struct stat st;
@@ -301,8 +302,8 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 	err = 0;
 	while (p + sizeof(struct perf_event_header) <= end && !err) {
 		const struct perf_event_header *h = (const void *)p;
-		const struct sb_attr *a;
-		struct sb_rec r;
+		const struct ps_sb_attr *a;
+		struct ps_sb_rec r;
 
 		if (h->size < sizeof(*h) || h->size > end - p) {
 			fprintf(stderr, "ptsynth: %s: bad record size at %#lx\n",
@@ -315,40 +316,41 @@ int sideband_load(struct sideband *sb, const char *path, const char *root,
 			sb->nr_stripped++;
 			continue;
 		}
-		if (!keep_type(h->type)) {
+		if (!ps_sb_keep_type(h->type)) {
 			sb->nr_skipped++;
 			continue;
 		}
 		memset(&r, 0, sizeof(r));
-		a = attr_of(attrs, nr_attrs, same, (const void *)h, h->size);
-		if (!a || parse_trailer((const void *)h, h->size,
-					a->sample_type, &r) ||
+		a = ps_sb_attr_of(attrs, nr_attrs, same, (const void *)h,
+				  h->size);
+		if (!a || ps_sb_parse_trailer((const void *)h, h->size,
+					      a->sample_type, &r) ||
 		    (h->type == PERF_RECORD_FLOWJIT &&
 		     r.body_len < sizeof(*h) + sizeof(struct flowjit_record))) {
 			sb->nr_bad++;
 			continue;
 		}
 		if (h->type == PERF_RECORD_FLOWJIT) {
-			err = note_flowjit(sb, h, &r);
+			err = ps_sb_note_flowjit(sb, h, &r);
 			if (err)
 				break;
 		}
 		/* perf record's own records: no time (nor anything) in the trailer */
 		if ((a->sample_type & PERF_SAMPLE_TIME) && !r.time)
 			sb->nr_synth++;
-		err = copy_body(sb, h, &r, root);
+		err = ps_sb_copy_body(sb, h, &r, root);
 		if (!err)
-			err = sb_add(sb, &r);
+			err = ps_sb_add(sb, &r);
 	}
-	qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults), cmp_fault);
+	qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults), ps_sb_cmp_fault);
 out:
 	munmap((void *)map, st.st_size);
 	if (err)
-		sideband_free(sb);
+		ps_sb_free(sb);
 	return err;
 }
 
-void sideband_free(struct sideband *sb)
+void ps_sb_free(struct ps_sb *sb)
 {
 	size_t i;
 

@@ -3,9 +3,9 @@
  * sideband.h - the sideband of a real perf record --flowjit of the run
  * (sideband.c)
  *
- * sideband_load() returns 0, or a negative errno (-EINVAL: not a
- * perf.data file it can read) after freeing what it had loaded;
- * sideband_free() frees a loaded sideband.
+ * ps_sb_load() returns 0, or a negative errno (-EINVAL: not a perf.data
+ * file it can read) after freeing what it had loaded; ps_sb_free() frees
+ * a loaded sideband.
  */
 #ifndef PTSYNTH_SIDEBAND_H
 #define PTSYNTH_SIDEBAND_H
@@ -14,22 +14,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct sb_rec {
+struct ps_sb_rec {
 	uint64_t time;
 	int pid, tid, cpu;
 	uint8_t *data;		/* header + body, no sample_id trailer */
 	size_t body_len;
 };
 
-struct sb_fault {
+struct ps_sb_fault {
 	int tid;
 	uint64_t time;		/* perf time */
 };
 
-struct sideband {
-	struct sb_rec *recs;
+struct ps_sb {
+	struct ps_sb_rec *recs;
 	size_t nr, cap;
-	struct sb_fault *faults;	/* sorted by time */
+	struct ps_sb_fault *faults;	/* sorted by time */
 	size_t nr_faults;
 	uint64_t nr_flowjit, nr_images, nr_stripped, nr_skipped;
 	uint64_t nr_bad;	/* malformed: dropped */
@@ -37,8 +37,8 @@ struct sideband {
 	uint64_t nr_renamed;
 };
 
-int sideband_load(struct sideband *sb, const char *path, const char *root,
-		  bool strip_flowjit);
-void sideband_free(struct sideband *sb);
+int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
+	       bool strip_flowjit);
+void ps_sb_free(struct ps_sb *sb);
 
 #endif

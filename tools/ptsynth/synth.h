@@ -2,10 +2,10 @@
 /*
  * synth.h - turn a user-space ground truth into PT packet streams (synth.c)
  *
- * ps_synth_run() fills a ps_synth_result: one packet stream per thread (or per
- * CPU), the context switches of per-CPU mode and counters.  It returns 0,
- * or a negative errno or libipt error code; the result is to be freed with
- * ps_synth_result_free() either way.
+ * ps_synth_run() fills a ps_synth_result: one packet stream per thread
+ * (or per CPU), the context switches of per-CPU mode and counters.  It
+ * returns 0, or a negative errno or libipt error code; the result is to be
+ * freed with ps_synth_result_free() either way.
  */
 #ifndef PTSYNTH_SYNTH_H
 #define PTSYNTH_SYNTH_H

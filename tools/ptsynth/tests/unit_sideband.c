@@ -108,7 +108,7 @@ static int write_file(const char *path)
 int main(void)
 {
 	char path[] = "/tmp/ptsynth-unit-sb-XXXXXX";
-	struct sideband sb;
+	struct ps_sb sb;
 	int fd, err;
 
 	fd = mkstemp(path);
@@ -132,7 +132,7 @@ int main(void)
 	/* not sideband: skipped */
 	rec(PERF_RECORD_SAMPLE, 8, ST0, ID0, 600);
 
-	err = write_file(path) ? -1 : sideband_load(&sb, path, NULL, false);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false);
 	TAP_OK(!err, "unit: sideband: a perf.data with malformed records loads");
 	if (!err) {
 		TAP_DIAG("kept %zu, time 0 %llu, malformed %llu, skipped %llu, flowjit %llu",
@@ -152,18 +152,18 @@ int main(void)
 		TAP_OK(sb.nr_bad == 3 && sb.nr_flowjit == 0,
 		       "unit: sideband: an unknown sample id, a record shorter than its trailer and a short flowjit record are malformed");
 		TAP_OK(sb.nr_skipped == 1, "unit: sideband: a sample is skipped");
-		sideband_free(&sb);
+		ps_sb_free(&sb);
 	}
 
 	/* the last record's size runs past the end of the data section */
 	raw(PERF_RECORD_COMM, 64);
 	len -= 32;
-	err = write_file(path) ? -1 : sideband_load(&sb, path, NULL, false);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false);
 	TAP_OK(err == -EINVAL,
 	       "unit: sideband: a record running past the data section is an error (%d)",
 	       err);
 	if (!err)
-		sideband_free(&sb);
+		ps_sb_free(&sb);
 	unlink(path);
 	return tap_failed ? 1 : 0;
 }
