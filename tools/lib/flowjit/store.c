@@ -532,7 +532,7 @@ void flowjit_store_stats(const struct flowjit_store *st, struct flowjit_store_st
 
 /* What the lookup callbacks are given: the question and the answer so far. */
 struct flowjit_store_query {
-	uint64_t			ip, time, seq;
+	uint64_t			ip, time;
 	bool				late;
 	const struct flowjit_store_rev	*pick;
 	uint64_t			lo, hi;		/* the answer is the same in */
@@ -654,13 +654,14 @@ static int flowjit_store_cut_rev_end(const struct flowjit_node *n, void *arg)
 }
 
 /*
- * Set @q's [lo, hi) to the addresses around q->ip, within [lo, hi) as
- * given (those of the revision answered), where the answer stays the
- * same: up to where another revision starts, down to where one not
- * covering ip ends, and to where a retire record begins or ends. Other
- * revisions covering ip do not matter (see libflowjit.h). lo is only
- * worked out with @want_lo, at the cost of visiting the revisions of [lo,
- * ip).
+ * Narrow @q's [lo, hi), the range of the revision answered, to where the
+ * answer for q->ip stays the same: up to where another revision starts,
+ * down to where one not covering ip ends, and to where a retire record
+ * begins or ends. The other ends of revisions covering ip do not matter:
+ * an older one loses to the answer on both sides; a newer one is not live
+ * at q->time, or is hidden by a retire record that hides the older ones
+ * on both sides too (the range stops at its ends). lo is only worked out
+ * with @want_lo, at the cost of visiting the revisions of [lo, ip).
  */
 static void flowjit_store_same(const struct flowjit_store_space *sp,
 			       struct flowjit_store_query *q, bool want_lo)
