@@ -36,8 +36,14 @@
  *   instruction where the CPU has it (chosen at run time) and table
  *   driven otherwise; both give the same values.
  *
+ * - flowjit_store is the versioned image store of a decoder: what code
+ *   was at (asid, ip) at time t. Its answers (see "The image store"
+ *   below) are the one definition for every reader; its lookups do not
+ *   modify it, so threads may share a store no longer added to.
+ *
  * Functions return 0 or a positive count on success and a negative errno
- * value on failure; _fini() accepts NULL.
+ * value on failure unless they say otherwise; _fini() and _free() accept
+ * NULL.
  */
 #ifndef LIBFLOWJIT_H
 #define LIBFLOWJIT_H
@@ -165,5 +171,175 @@ int flowjit_reasm_add(struct flowjit_reasm *ra, const struct flowjit_chunk *chun
 
 /* Drop every pending image, counted incomplete: the end of the records. */
 void flowjit_reasm_flush(struct flowjit_reasm *ra);
+
+/*
+ * The image store.
+ *
+ * Every image reassembled (all its bytes once, CRC-32C good) becomes a
+ * *revision*: the bytes of [addr, addr + len) in address space asid from
+ * its time on. A retire record hides what it covers from its time on.
+ * Nothing is overwritten: the eBPF program that gets the address of an
+ * unloaded one, or the next snapshot of a rewritten user JIT page, is one
+ * more revision with a later time. So:
+ *
+ * - Records are added in any order of time, and the chunks of an image in
+ *   any order. Each image and each retire record gets a seq, in the
+ *   order they are added: (time, seq) orders the records, so of two
+ *   records of equal time the one added later is the newer.
+ *
+ * - An image's time is the time given with the chunk that completes it
+ *   (the kernel writes an image's chunks back to back, so it is also the
+ *   time of its last record): a decoder must not run code before its
+ *   last byte was written. flowjit_image.time, the time of its first
+ *   chunk, is not used.
+ *
+ * - find(asid, ip, t): the revision covering ip that is newest by (time,
+ *   seq) among those with time <= t, unless a retire record covering ip
+ *   has a (time, seq) after that revision's and time <= t; then none. A
+ *   retire record is point-based: retiring part of an image hides only
+ *   the addresses it covers, the rest of the image stays live.
+ *
+ * - find_late(asid, ip, t): the first revision by (time, seq) covering ip
+ *   with time > t, retired or not: for a decoder whose clock lags (its
+ *   time is that of the last timing packet, older than the instructions
+ *   that follow), code can only run after it was written.
+ *
+ * - lookup(asid, ip, t, late): find(), else with @late find_late(); and
+ *   the addresses [lo, hi) around ip with the same answer. span() and
+ *   read() serve bytes from it; read() goes on across revisions.
+ *
+ * - pid_asid(pid, t): the address space of process pid at t. An asid
+ *   (not 0, the kernel's) with images of pid (not 0) is pid's from the
+ *   earliest time of those images until the earliest retire record of
+ *   the whole space (addr 0, len >= 0x7ffffffff000: exit, exec) of that
+ *   pid added after one of its images. The answer is, of the asids begun
+ *   at or before t and not ended at or before t, the one begun last (of
+ *   equal times, the one whose first image was added last); else the
+ *   one begun first after t.
+ *
+ * Dropped records are counted (struct flowjit_store_stats), never stored:
+ * malformed or of an unknown version, images above FLOWJIT_STORE_MAX_LEN
+ * (refused before reassembly), chunk errors (an overlap or an image that
+ * lost chunks), bad CRC-32C. An image that is empty or wraps around the
+ * address space is no revision. Memory is linear in the records taken.
+ */
+
+/* Larger images are refused as bad records, not allocated. */
+#define FLOWJIT_STORE_MAX_LEN	(64ULL << 20)
+
+/* One revision: the bytes of [start, end) in asid from time on. */
+struct flowjit_rev {
+	uint64_t	asid;
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	time;		/* of the chunk that completed the image */
+	uint64_t	seq;		/* order among records of equal time */
+	uint64_t	id;		/* the record's id, sub, revision, pid, kind */
+	uint32_t	sub;
+	uint32_t	revision;
+	uint32_t	pid;
+	uint8_t		kind;
+	const uint8_t	*bytes;		/* end - start bytes, the store's */
+};
+
+struct flowjit_store_stats {
+	uint64_t	records;	/* given to the store */
+	uint64_t	images;		/* reassembled with a good CRC-32C */
+	uint64_t	retires;	/* retire records */
+	uint64_t	bad_records;	/* malformed or too large: dropped */
+	uint64_t	unknown_version; /* skipped */
+	uint64_t	chunk_errors;	/* overlaps; images missing chunks */
+	uint64_t	csum_errors;	/* reassembled, CRC-32C wrong: dropped */
+	uint64_t	pending;	/* images waiting for chunks now */
+	uint64_t	revs;		/* revisions kept */
+	uint64_t	retire_ranges;	/* retire records kept (len > 0) */
+};
+
+/* What span() and read() served: kept by the caller, one per thread. */
+struct flowjit_store_reads {
+	uint64_t	at_time;	/* from the revision live at the time */
+	uint64_t	late;		/* from a later one (find_late()) */
+};
+
+struct flowjit_store;
+
+/* Returns a new empty store, or NULL if out of memory. */
+struct flowjit_store *flowjit_store_alloc(void);
+/* Free @st and its revisions' bytes; accepts NULL. */
+void flowjit_store_free(struct flowjit_store *st);
+
+/*
+ * Add the record body @body of @size bytes (as flowjit_chunk_parse()) of
+ * time @time. A record refused by the parser is counted and dropped,
+ * with the parser's reason in @why if @why is not NULL (else NULL).
+ * If @added is not NULL it is set to the revision the record completed,
+ * or NULL.
+ *
+ * Returns 0 when the record was taken, or counted and dropped.
+ * Returns -ENOMEM when out of memory (the record is lost), -EINVAL for a
+ * NULL @st or @body.
+ */
+int flowjit_store_add_record(struct flowjit_store *st, const void *body, size_t size,
+			     uint64_t time, const struct flowjit_rev **added,
+			     const char **why);
+
+/* The same for a record its caller parsed (flowjit_chunk_parse()). */
+int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,
+			    uint64_t time, const struct flowjit_rev **added);
+
+/*
+ * Count a record flowjit_chunk_parse() refused with @err (-EOPNOTSUPP:
+ * unknown version; else malformed), for callers that parse themselves.
+ */
+void flowjit_store_add_refused(struct flowjit_store *st, int err);
+
+/* Fill @stats with @st's counts. */
+void flowjit_store_stats(const struct flowjit_store *st, struct flowjit_store_stats *stats);
+
+/*
+ * Set *@asid to process @pid's address space at @time (see above).
+ * Returns 0, -ENOENT if no image named @pid, -EINVAL for a NULL pointer.
+ */
+int flowjit_store_pid_asid(const struct flowjit_store *st, uint32_t pid, uint64_t time,
+			   uint64_t *asid);
+
+/* Returns the revision find() answers for (@asid, @ip, @time), or NULL. */
+const struct flowjit_rev *flowjit_store_find(const struct flowjit_store *st, uint64_t asid,
+					     uint64_t ip, uint64_t time);
+
+/* Returns the revision find_late() answers, or NULL. */
+const struct flowjit_rev *flowjit_store_find_late(const struct flowjit_store *st,
+						  uint64_t asid, uint64_t ip, uint64_t time);
+
+/*
+ * Returns the revision live at @time covering @ip of @asid (find()),
+ * else with @late the first later one (find_late()); NULL if none.
+ * *@hi (if @hi is not NULL) is set to the end of the addresses from @ip
+ * on with the same answer, at most the revision's end; *@lo (if @lo is
+ * not NULL: it costs a walk of the revisions below @ip) to their start,
+ * at least the revision's start. Without an answer they are @ip, @ip + 1.
+ */
+const struct flowjit_rev *flowjit_store_lookup(const struct flowjit_store *st, uint64_t asid,
+					       uint64_t ip, uint64_t time, bool late,
+					       uint64_t *lo, uint64_t *hi);
+
+/*
+ * The bytes at @ip that one lookup answers: sets *@bytes to them in the
+ * store (valid until it is freed) and, if @rev is not NULL, *@rev to
+ * their revision or NULL; counts the lookup in *@reads if @reads is not
+ * NULL. Returns how many bytes there are, 0 if no revision answers.
+ */
+size_t flowjit_store_span(const struct flowjit_store *st, uint64_t asid, uint64_t ip,
+			  uint64_t time, bool late, const uint8_t **bytes,
+			  const struct flowjit_rev **rev, struct flowjit_store_reads *reads);
+
+/*
+ * Copy up to @len bytes at @ip to @buf, span by span (each counted in
+ * *@reads if not NULL). Returns the number of contiguous bytes read from
+ * @ip, 0 if no revision answers at @ip.
+ */
+size_t flowjit_store_read(const struct flowjit_store *st, uint64_t asid, uint64_t ip,
+			  uint64_t time, bool late, uint8_t *buf, size_t len,
+			  struct flowjit_store_reads *reads);
 
 #endif /* LIBFLOWJIT_H */

@@ -145,23 +145,36 @@ static long flowjit_reasm_new(struct flowjit_reasm *ra,
 	return (long)ra->nr_pending++;
 }
 
-/* Copy the bytes of @chunk into @p, noting bytes received twice. */
+/*
+ * Copy the bytes of @chunk into @p, noting bytes received twice: runs of
+ * 8-byte groups none of which arrived yet at once, the rest byte by byte.
+ */
 static void flowjit_pending_fill(struct flowjit_pending *p,
 				 const struct flowjit_chunk *chunk)
 {
-	uint64_t i;
+	uint64_t i = 0, len = chunk->rec.chunk_len;
 
-	for (i = 0; i < chunk->rec.chunk_len; ++i) {
-		uint64_t off = chunk->rec.chunk_off + i;
+	while (i < len) {
+		uint64_t off = chunk->rec.chunk_off + i, n = 0;
 		uint8_t bit = (uint8_t)(1u << (off & 7));
 
-		if (p->have[off / 8] & bit) {
-			p->overlap = true;
+		while (!(off & 7) && len - i - n >= 8 && !p->have[(off + n) / 8])
+			n += 8;
+		if (n) {
+			memset(p->have + off / 8, 0xff, n / 8);
+			memcpy(p->bytes + off, chunk->bytes + i, n);
+			p->got += n;
+			i += n;
 			continue;
 		}
-		p->have[off / 8] |= bit;
-		p->bytes[off] = chunk->bytes[i];
-		p->got += 1;
+		if (p->have[off / 8] & bit) {
+			p->overlap = true;
+		} else {
+			p->have[off / 8] |= bit;
+			p->bytes[off] = chunk->bytes[i];
+			p->got += 1;
+		}
+		i++;
 	}
 }
 

@@ -43,9 +43,10 @@
 #include "util/intel-pt-decoder/intel-pt-insn-decoder.h"
 
 struct flowjit_pt {
-	struct flowjit_store	*store;
-	struct perf_session	*session;
-	bool			preloaded;
+	struct flowjit_store		*store;
+	struct flowjit_store_reads	reads;	/* what the decoder read */
+	struct perf_session		*session;
+	bool				preloaded;
 };
 
 static int flowjit_pt__config(const char *var, const char *value, void *data)
@@ -89,7 +90,7 @@ struct flowjit_pt *flowjit_pt__new(struct perf_session *session)
 	fp = zalloc(sizeof(*fp));
 	if (!fp)
 		return NULL;
-	fp->store = flowjit_store__new();
+	fp->store = flowjit_store_alloc();
 	if (!fp->store) {
 		free(fp);
 		return NULL;
@@ -97,12 +98,12 @@ struct flowjit_pt *flowjit_pt__new(struct perf_session *session)
 	fp->session = session;
 	if (!perf_data__is_pipe(session->data) &&
 	    !perf_session__peek_events(session, session->header.data_offset,
-				       session->header.data_size, flowjit_pt__peek, fp))
+				       session->header.data_size, flowjit_pt__peek, fp)) {
 		fp->preloaded = true;
-	else if (fp->store->nr_revs || fp->store->stats.records) {
+	} else {
 		/* start over in time order */
-		flowjit_store__delete(fp->store);
-		fp->store = flowjit_store__new();
+		flowjit_store_free(fp->store);
+		fp->store = flowjit_store_alloc();
 		if (!fp->store) {
 			free(fp);
 			return NULL;
@@ -113,16 +114,15 @@ struct flowjit_pt *flowjit_pt__new(struct perf_session *session)
 
 void flowjit_pt__delete(struct flowjit_pt *fp)
 {
-	const struct flowjit_store_stats *s;
+	struct flowjit_store_stats s;
 
 	if (!fp)
 		return;
-	s = &fp->store->stats;
+	flowjit_store_stats(fp->store, &s);
 	/* always say what was dropped: the decode may have suffered from it */
-	if (s->records && (verbose > 0 || s->bad_records || s->unknown_version ||
-			   s->chunk_errors || s->csum_errors || fp->store->ra.nr_pending))
-		flowjit_store__fprintf_stats(fp->store, stderr);
-	flowjit_store__delete(fp->store);
+	if (s.records && (verbose > 0 || flowjit_store__dropped(fp->store)))
+		flowjit_store__fprintf_stats(fp->store, &fp->reads, stderr);
+	flowjit_store_free(fp->store);
 	free(fp);
 }
 
@@ -130,11 +130,12 @@ void flowjit_pt__delete(struct flowjit_pt *fp)
 static bool flowjit_pt__asid(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time,
 			     u64 *asid)
 {
-	if (kernel) {
-		*asid = FLOWJIT_ASID_KERNEL;
-		return true;
-	}
-	return flowjit_store__pid_asid(fp->store, pid, time, asid);
+	uint64_t a = FLOWJIT_ASID_KERNEL;
+
+	if (!kernel && flowjit_store_pid_asid(fp->store, pid, time, &a))
+		return false;
+	*asid = a;
+	return true;
 }
 
 /*
@@ -199,7 +200,7 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 
 	if (!fp || !flowjit_pt__asid(fp, pid, kernel, time, &asid))
 		return FLOWJIT_WALK_NONE;
-	len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes, &rev);
+	len = flowjit_store_span(fp->store, asid, *ip, time, late, &bytes, &rev, &fp->reads);
 	if (!len)
 		return FLOWJIT_WALK_NONE;
 	if (!kernel && rev->kind == FLOWJIT_KIND_USER_JIT)
@@ -211,8 +212,8 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 		 * the next image).
 		 */
 		if (len < INTEL_PT_INSN_BUF_SZ) {
-			len = flowjit_store__read(fp->store, asid, *ip, time, late, buf,
-						  sizeof(buf));
+			len = flowjit_store_read(fp->store, asid, *ip, time, late, buf,
+						 sizeof(buf), &fp->reads);
 			if (!len)
 				return FLOWJIT_WALK_NONE;
 			bytes = buf;
@@ -240,8 +241,8 @@ int flowjit_pt__walk(struct flowjit_pt *fp, u32 pid, bool kernel, u64 time, bool
 		}
 		if (bytes == buf) {
 			/* past the copied instruction: in place again */
-			len = flowjit_store__span(fp->store, asid, *ip, time, late, &bytes,
-						  NULL);
+			len = flowjit_store_span(fp->store, asid, *ip, time, late, &bytes,
+						 NULL, &fp->reads);
 			if (!len)
 				return FLOWJIT_WALK_NONE;
 		} else {
@@ -267,8 +268,8 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 		   chunk.rec.op == FLOWJIT_OP_IMAGE &&
 		   chunk.rec.chunk_off + chunk.rec.chunk_len == chunk.rec.len) {
 		/* the last chunk: the image is live from now on */
-		rev = flowjit_store__find(fp->store, chunk.rec.asid, chunk.rec.addr,
-					  sample->time);
+		rev = flowjit_store_find(fp->store, chunk.rec.asid, chunk.rec.addr,
+					 sample->time);
 		if (rev && (rev->start != chunk.rec.addr || rev->time != sample->time))
 			rev = NULL;
 	}

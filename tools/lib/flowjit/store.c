@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libflowjit: the versioned image store (libflowjit.h states what it
+ * answers).
+ *
+ * Address spaces, and in each its revisions and its retire records, are
+ * kept in AVL trees of intervals [start, end) ordered by start, each
+ * node with the largest end of its subtree. A stabbing query for an
+ * address visits only the nodes that cover it plus O(log n), so its cost
+ * does not grow with the number of pages, images of other lengths or
+ * retire records elsewhere, and an add is O(log n) however adds and
+ * lookups interleave. Nothing is ever removed: an address reused by
+ * other code is a new revision with a later (time, seq), and a retire
+ * record only hides older revisions from lookups at or after its time.
+ * So the answer for (asid, ip, time) does not depend on the order records
+ * were added in. Lookups do not write to the store.
+ *
+ * Memory is linear in the records taken: an image is kept only once all
+ * its bytes arrived (the reassembler bounds what is pending), a retire
+ * record costs one node, and an image above FLOWJIT_STORE_MAX_LEN is
+ * refused before anything is allocated.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libflowjit.h"
+
+/* A node of an interval tree: [start, end), ordered by start. */
+struct flowjit_node {
+	struct flowjit_node	*left, *right;
+	uint64_t		start, end;
+	uint64_t		max_end;	/* the largest end of the subtree */
+	int			height;
+};
+
+struct flowjit_store_rev {
+	struct flowjit_node	node;
+	struct flowjit_rev	rev;
+};
+
+/* [start, end) of an address space holds no runtime code from time on */
+struct flowjit_store_retire {
+	struct flowjit_node	node;
+	uint64_t		time;
+	uint64_t		seq;
+};
+
+/* The records of one address space; node.start is the asid. */
+struct flowjit_store_space {
+	struct flowjit_node	node;
+	struct flowjit_node	*revs;
+	struct flowjit_node	*retires;
+};
+
+/* Which address space pid used from time on (until end, if not 0). */
+struct flowjit_pid_asid {
+	uint64_t		asid;
+	uint64_t		time;
+	uint64_t		end;
+};
+
+/* The address spaces of one pid, in the order they were first seen. */
+struct flowjit_store_pid {
+	struct flowjit_node	node;		/* node.start is the pid */
+	struct flowjit_pid_asid	*asids;
+	size_t			nr, max;
+};
+
+struct flowjit_store {
+	struct flowjit_reasm		ra;
+	struct flowjit_node		*spaces;
+	struct flowjit_node		*pids;
+	uint64_t			seq;
+	struct flowjit_store_stats	stats;
+};
+
+#define flowjit_entry(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Returns the height of @n's subtree, 0 for none. */
+static int flowjit_node_height(const struct flowjit_node *n)
+{
+	return n ? n->height : 0;
+}
+
+/* Recompute @n's height and max_end from its children. */
+static void flowjit_node_update(struct flowjit_node *n)
+{
+	int hl = flowjit_node_height(n->left), hr = flowjit_node_height(n->right);
+
+	n->height = 1 + (hl > hr ? hl : hr);
+	n->max_end = n->end;
+	if (n->left && n->left->max_end > n->max_end)
+		n->max_end = n->left->max_end;
+	if (n->right && n->right->max_end > n->max_end)
+		n->max_end = n->right->max_end;
+}
+
+/* Returns the new root of @n's subtree rotated right (left child up). */
+static struct flowjit_node *flowjit_node_rotate_right(struct flowjit_node *n)
+{
+	struct flowjit_node *l = n->left;
+
+	n->left = l->right;
+	l->right = n;
+	flowjit_node_update(n);
+	flowjit_node_update(l);
+	return l;
+}
+
+/* Returns the new root of @n's subtree rotated left (right child up). */
+static struct flowjit_node *flowjit_node_rotate_left(struct flowjit_node *n)
+{
+	struct flowjit_node *r = n->right;
+
+	n->right = r->left;
+	r->left = n;
+	flowjit_node_update(n);
+	flowjit_node_update(r);
+	return r;
+}
+
+/* Returns the root of @n's subtree balanced again after an insert below. */
+static struct flowjit_node *flowjit_node_balance(struct flowjit_node *n)
+{
+	int diff = flowjit_node_height(n->left) - flowjit_node_height(n->right);
+
+	flowjit_node_update(n);
+	if (diff > 1) {
+		if (flowjit_node_height(n->left->left) < flowjit_node_height(n->left->right))
+			n->left = flowjit_node_rotate_left(n->left);
+		return flowjit_node_rotate_right(n);
+	}
+	if (diff < -1) {
+		if (flowjit_node_height(n->right->right) < flowjit_node_height(n->right->left))
+			n->right = flowjit_node_rotate_right(n->right);
+		return flowjit_node_rotate_left(n);
+	}
+	return n;
+}
+
+/*
+ * Insert @n into the tree at @root (equal starts after those there).
+ * Returns the new root. The depth is at most 1.44 log2(n): recursion is
+ * fine.
+ */
+static struct flowjit_node *flowjit_node_insert(struct flowjit_node *root,
+						struct flowjit_node *n)
+{
+	if (!root) {
+		n->left = n->right = NULL;
+		flowjit_node_update(n);
+		return n;
+	}
+	if (n->start < root->start)
+		root->left = flowjit_node_insert(root->left, n);
+	else
+		root->right = flowjit_node_insert(root->right, n);
+	return flowjit_node_balance(root);
+}
+
+/* Returns the first node starting at @start (a key tree), or NULL. */
+static struct flowjit_node *flowjit_node_find(struct flowjit_node *n, uint64_t start)
+{
+	while (n && n->start != start)
+		n = start < n->start ? n->left : n->right;
+	return n;
+}
+
+/*
+ * Call @fn(@node, @arg) for every node of @n covering [@lo, @hi] (both
+ * inclusive), in no particular order. Returns what the first call that
+ * did not return 0 returned, or 0.
+ */
+static int flowjit_node_overlap(const struct flowjit_node *n, uint64_t lo, uint64_t hi,
+				int (*fn)(const struct flowjit_node *node, void *arg),
+				void *arg)
+{
+	int ret;
+
+	while (n && n->max_end > lo) {
+		ret = flowjit_node_overlap(n->left, lo, hi, fn, arg);
+		if (ret)
+			return ret;
+		if (n->start > hi)
+			return 0;	/* the right subtree starts later still */
+		if (n->end > lo) {
+			ret = fn(n, arg);
+			if (ret)
+				return ret;
+		}
+		n = n->right;
+	}
+	return 0;
+}
+
+/* Free every node of @n with @fn. */
+static void flowjit_node_free(struct flowjit_node *n, void (*fn)(struct flowjit_node *node))
+{
+	while (n) {
+		struct flowjit_node *right = n->right;
+
+		flowjit_node_free(n->left, fn);
+		fn(n);
+		n = right;
+	}
+}
+
+static void flowjit_store_rev_free(struct flowjit_node *n)
+{
+	struct flowjit_store_rev *r = flowjit_entry(n, struct flowjit_store_rev, node);
+
+	free((void *)r->rev.bytes);
+	free(r);
+}
+
+static void flowjit_store_retire_free(struct flowjit_node *n)
+{
+	free(flowjit_entry(n, struct flowjit_store_retire, node));
+}
+
+static void flowjit_store_space_free(struct flowjit_node *n)
+{
+	struct flowjit_store_space *sp = flowjit_entry(n, struct flowjit_store_space, node);
+
+	flowjit_node_free(sp->revs, flowjit_store_rev_free);
+	flowjit_node_free(sp->retires, flowjit_store_retire_free);
+	free(sp);
+}
+
+static void flowjit_store_pid_free(struct flowjit_node *n)
+{
+	struct flowjit_store_pid *p = flowjit_entry(n, struct flowjit_store_pid, node);
+
+	free(p->asids);
+	free(p);
+}
+
+struct flowjit_store *flowjit_store_alloc(void)
+{
+	struct flowjit_store *st = calloc(1, sizeof(*st));
+
+	if (st)
+		flowjit_reasm_init(&st->ra);
+	return st;
+}
+
+void flowjit_store_free(struct flowjit_store *st)
+{
+	if (!st)
+		return;
+	flowjit_reasm_fini(&st->ra);
+	flowjit_node_free(st->spaces, flowjit_store_space_free);
+	flowjit_node_free(st->pids, flowjit_store_pid_free);
+	free(st);
+}
+
+/* Returns the address space @asid, NULL if it has no record. */
+static const struct flowjit_store_space *flowjit_store_space(const struct flowjit_store *st,
+							      uint64_t asid)
+{
+	const struct flowjit_node *n = flowjit_node_find(st->spaces, asid);
+
+	return n ? flowjit_entry(n, struct flowjit_store_space, node) : NULL;
+}
+
+/* Returns the same, added if it is new; NULL if out of memory. */
+static struct flowjit_store_space *flowjit_store_new_space(struct flowjit_store *st,
+							    uint64_t asid)
+{
+	struct flowjit_node *n = flowjit_node_find(st->spaces, asid);
+	struct flowjit_store_space *sp;
+
+	if (n)
+		return flowjit_entry(n, struct flowjit_store_space, node);
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return NULL;
+	/* a key, not a range: an asid of ~0 must not wrap end to 0 */
+	sp->node.start = asid;
+	sp->node.end = asid;
+	st->spaces = flowjit_node_insert(st->spaces, &sp->node);
+	return sp;
+}
+
+/* Returns true if (@t1, @s1) comes after (@t2, @s2). */
+static bool flowjit_later(uint64_t t1, uint64_t s1, uint64_t t2, uint64_t s2)
+{
+	return t1 > t2 || (t1 == t2 && s1 > s2);
+}
+
+/* Returns the pid @pid's entry, added if it is new; NULL if out of memory. */
+static struct flowjit_store_pid *flowjit_store_new_pid(struct flowjit_store *st, uint32_t pid)
+{
+	struct flowjit_node *n = flowjit_node_find(st->pids, pid);
+	struct flowjit_store_pid *p;
+
+	if (n)
+		return flowjit_entry(n, struct flowjit_store_pid, node);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->node.start = pid;
+	p->node.end = pid;
+	st->pids = flowjit_node_insert(st->pids, &p->node);
+	return p;
+}
+
+/*
+ * Note that @pid used @asid at @time: from an image, or with @end set,
+ * from the retire record of the whole address space (exit, exec).
+ * Returns 0, or -ENOMEM.
+ */
+static int flowjit_store_note_pid(struct flowjit_store *st, uint32_t pid, uint64_t asid,
+				  uint64_t time, bool end)
+{
+	struct flowjit_store_pid *p;
+	struct flowjit_pid_asid *a;
+	size_t i;
+
+	if (asid == FLOWJIT_ASID_KERNEL || !pid)
+		return 0;
+	if (end && !flowjit_node_find(st->pids, pid))
+		return 0;	/* an address space without images */
+	p = flowjit_store_new_pid(st, pid);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < p->nr; i++) {
+		a = &p->asids[i];
+		if (a->asid != asid)
+			continue;
+		if (end) {
+			if (!a->end || time < a->end)
+				a->end = time;
+		} else if (time < a->time) {
+			a->time = time;	/* records came out of time order */
+		}
+		return 0;
+	}
+	if (end)
+		return 0;
+	if (p->nr == p->max) {
+		size_t max = p->max ? 2 * p->max : 4;
+
+		a = realloc(p->asids, max * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		p->asids = a;
+		p->max = max;
+	}
+	p->asids[p->nr++] = (struct flowjit_pid_asid){ .asid = asid, .time = time };
+	return 0;
+}
+
+int flowjit_store_pid_asid(const struct flowjit_store *st, uint32_t pid, uint64_t time,
+			   uint64_t *asid)
+{
+	const struct flowjit_pid_asid *best = NULL, *first = NULL;
+	const struct flowjit_store_pid *p;
+	const struct flowjit_node *n;
+	size_t i;
+
+	if (!st || !asid)
+		return -EINVAL;
+	n = flowjit_node_find(st->pids, pid);
+	if (!n)
+		return -ENOENT;
+	p = flowjit_entry(n, struct flowjit_store_pid, node);
+	for (i = 0; i < p->nr; i++) {
+		const struct flowjit_pid_asid *a = &p->asids[i];
+
+		/* not an address space that ended at or before @time */
+		if (a->time <= time && (!a->end || a->end > time) &&
+		    (!best || a->time >= best->time))
+			best = a;
+		if (a->time > time && (!first || a->time < first->time))
+			first = a;
+	}
+	if (!best)
+		best = first;
+	if (!best)
+		return -ENOENT;
+	*asid = best->asid;
+	return 0;
+}
+
+/* Returns 0 or -ENOMEM. */
+static int flowjit_store_add_retire(struct flowjit_store *st,
+				    const struct flowjit_record *rec, uint64_t time)
+{
+	struct flowjit_store_space *sp;
+	struct flowjit_store_retire *r;
+
+	st->stats.retires++;
+	if (rec->len) {
+		sp = flowjit_store_new_space(st, rec->asid);
+		r = calloc(1, sizeof(*r));
+		if (!sp || !r) {
+			free(r);
+			return -ENOMEM;
+		}
+		r->node.start = rec->addr;
+		r->node.end = rec->addr + rec->len < rec->addr ? UINT64_MAX :
+			      rec->addr + rec->len;
+		r->time = time;
+		r->seq = st->seq++;
+		sp->retires = flowjit_node_insert(sp->retires, &r->node);
+		st->stats.retire_ranges++;
+	}
+	/*
+	 * The retire record of a whole address space: addr 0, len
+	 * TASK_SIZE_MAX (at least x86-64's 0x7ffffffff000 of 4-level paging).
+	 */
+	if (!rec->addr && rec->len >= 0x7ffffffff000ULL)
+		return flowjit_store_note_pid(st, rec->pid, rec->asid, time, true);
+	return 0;
+}
+
+/* Make @img a revision of @time; takes its bytes. Returns 0 or -ENOMEM. */
+static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_image *img,
+				   uint64_t time, const struct flowjit_rev **added)
+{
+	const struct flowjit_record *rec = &img->rec;
+	struct flowjit_store_space *sp;
+	struct flowjit_store_rev *r;
+
+	if (!rec->len || rec->addr + rec->len <= rec->addr)
+		return 0;	/* nothing to decode, or wraps around */
+	sp = flowjit_store_new_space(st, rec->asid);
+	if (!sp)
+		return -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->rev = (struct flowjit_rev){
+		.asid		= rec->asid,
+		.start		= rec->addr,
+		.end		= rec->addr + rec->len,
+		.time		= time,
+		.seq		= st->seq++,
+		.id		= rec->id,
+		.sub		= rec->sub,
+		.revision	= rec->revision,
+		.pid		= rec->pid,
+		.kind		= rec->kind,
+		.bytes		= img->bytes,
+	};
+	img->bytes = NULL;	/* the revision owns them now */
+	r->node.start = r->rev.start;
+	r->node.end = r->rev.end;
+	sp->revs = flowjit_node_insert(sp->revs, &r->node);
+	st->stats.revs++;
+	st->stats.images++;
+	if (added)
+		*added = &r->rev;
+	return flowjit_store_note_pid(st, rec->pid, rec->asid, time, false);
+}
+
+int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,
+			    uint64_t time, const struct flowjit_rev **added)
+{
+	const struct flowjit_record *rec;
+	struct flowjit_counts was;
+	struct flowjit_image img;
+	int err;
+
+	if (added)
+		*added = NULL;
+	if (!st || !chunk)
+		return -EINVAL;
+	rec = &chunk->rec;
+	st->stats.records++;
+	if (rec->op == FLOWJIT_OP_RETIRE)
+		return flowjit_store_add_retire(st, rec, time);
+	if (rec->len > FLOWJIT_STORE_MAX_LEN) {
+		st->stats.bad_records++;
+		return 0;
+	}
+	was = st->ra.counts;
+	/* the image is live from the chunk that finishes it on */
+	err = flowjit_reasm_add(&st->ra, chunk, time, &img);
+	if (st->ra.counts.overlap != was.overlap || st->ra.counts.incomplete != was.incomplete)
+		st->stats.chunk_errors++;
+	if (st->ra.counts.bad_csum != was.bad_csum)
+		st->stats.csum_errors++;
+	if (err <= 0)
+		return err;
+	err = flowjit_store_add_image(st, &img, time, added);
+	free(img.bytes);
+	return err;
+}
+
+void flowjit_store_add_refused(struct flowjit_store *st, int err)
+{
+	if (!st)
+		return;
+	st->stats.records++;
+	if (err == -EOPNOTSUPP)
+		st->stats.unknown_version++;
+	else
+		st->stats.bad_records++;
+}
+
+int flowjit_store_add_record(struct flowjit_store *st, const void *body, size_t size,
+			     uint64_t time, const struct flowjit_rev **added, const char **why)
+{
+	struct flowjit_chunk chunk;
+	int err;
+
+	if (added)
+		*added = NULL;
+	if (why)
+		*why = NULL;
+	if (!st || !body)
+		return -EINVAL;
+	err = flowjit_chunk_parse(&chunk, body, size, why);
+	if (err) {
+		flowjit_store_add_refused(st, err);
+		return 0;
+	}
+	return flowjit_store_add_chunk(st, &chunk, time, added);
+}
+
+void flowjit_store_stats(const struct flowjit_store *st, struct flowjit_store_stats *stats)
+{
+	if (!st || !stats)
+		return;
+	*stats = st->stats;
+	stats->pending = st->ra.nr_pending;
+}
+
+/* What the lookup callbacks are given: the question and the answer so far. */
+struct flowjit_store_query {
+	uint64_t			ip, time;
+	bool				late;
+	const struct flowjit_store_rev	*pick;
+	uint64_t			lo, hi;		/* the answer is the same in */
+};
+
+/* Pick the revision at @n for @arg's query if it is a better answer. */
+static int flowjit_store_pick_one(const struct flowjit_node *n, void *arg)
+{
+	const struct flowjit_store_rev *r = flowjit_entry(n, struct flowjit_store_rev, node);
+	struct flowjit_store_query *q = arg;
+	const struct flowjit_rev *p = q->pick ? &q->pick->rev : NULL;
+	bool after = r->rev.time > q->time;
+
+	if (after != q->late)
+		return 0;
+	if (!p || (q->late ? flowjit_later(p->time, p->seq, r->rev.time, r->rev.seq) :
+			     flowjit_later(r->rev.time, r->rev.seq, p->time, p->seq)))
+		q->pick = r;
+	return 0;
+}
+
+/*
+ * Returns the newest revision of @sp covering @ip at or before @time, or
+ * with @late the first one after @time; NULL if there is none.
+ */
+static const struct flowjit_store_rev *flowjit_store_pick(const struct flowjit_store_space *sp,
+							   uint64_t ip, uint64_t time, bool late)
+{
+	struct flowjit_store_query q = { .ip = ip, .time = time, .late = late };
+
+	flowjit_node_overlap(sp->revs, ip, ip, flowjit_store_pick_one, &q);
+	return q.pick;
+}
+
+/* Returns 1 if the retire record at @n hides @arg's pick (stops the walk). */
+static int flowjit_store_hides(const struct flowjit_node *n, void *arg)
+{
+	const struct flowjit_store_retire *t =
+		flowjit_entry(n, struct flowjit_store_retire, node);
+	const struct flowjit_store_query *q = arg;
+
+	return t->time <= q->time &&
+	       flowjit_later(t->time, t->seq, q->pick->rev.time, q->pick->rev.seq);
+}
+
+/* Returns the revision find() answers in @sp, or NULL. */
+static const struct flowjit_store_rev *flowjit_store_live(const struct flowjit_store_space *sp,
+							   uint64_t ip, uint64_t time)
+{
+	struct flowjit_store_query q = { .ip = ip, .time = time };
+
+	q.pick = flowjit_store_pick(sp, ip, time, false);
+	if (q.pick && flowjit_node_overlap(sp->retires, ip, ip, flowjit_store_hides, &q))
+		return NULL;
+	return q.pick;
+}
+
+const struct flowjit_rev *flowjit_store_find(const struct flowjit_store *st, uint64_t asid,
+					     uint64_t ip, uint64_t time)
+{
+	const struct flowjit_store_space *sp = st ? flowjit_store_space(st, asid) : NULL;
+	const struct flowjit_store_rev *r = sp ? flowjit_store_live(sp, ip, time) : NULL;
+
+	return r ? &r->rev : NULL;
+}
+
+const struct flowjit_rev *flowjit_store_find_late(const struct flowjit_store *st,
+						  uint64_t asid, uint64_t ip, uint64_t time)
+{
+	const struct flowjit_store_space *sp = st ? flowjit_store_space(st, asid) : NULL;
+	const struct flowjit_store_rev *r = sp ? flowjit_store_pick(sp, ip, time, true) : NULL;
+
+	return r ? &r->rev : NULL;
+}
+
+/*
+ * Returns the first start above @at among the nodes of @n (ordered by
+ * start), or @end if none is below @end.
+ */
+static uint64_t flowjit_node_next_start(const struct flowjit_node *n, uint64_t at,
+					uint64_t end)
+{
+	while (n) {
+		if (n->start > at) {
+			if (n->start < end)
+				end = n->start;
+			n = n->left;
+		} else {
+			n = n->right;
+		}
+	}
+	return end;
+}
+
+/* Narrow @arg's [lo, hi) to the retire record at @n's start and end. */
+static int flowjit_store_cut_retire(const struct flowjit_node *n, void *arg)
+{
+	struct flowjit_store_query *q = arg;
+
+	if (n->start > q->ip && n->start < q->hi)
+		q->hi = n->start;
+	if (n->end > q->ip && n->end < q->hi)
+		q->hi = n->end;
+	if (n->start <= q->ip && n->start > q->lo)
+		q->lo = n->start;
+	if (n->end <= q->ip && n->end > q->lo)
+		q->lo = n->end;
+	return 0;
+}
+
+/* Raise @arg's lo to the end of the revision at @n if it ends at or below ip. */
+static int flowjit_store_cut_rev_end(const struct flowjit_node *n, void *arg)
+{
+	struct flowjit_store_query *q = arg;
+
+	if (n->end <= q->ip && n->end > q->lo)
+		q->lo = n->end;
+	return 0;
+}
+
+/*
+ * Narrow @q's [lo, hi), the range of the revision answered, to where the
+ * answer for q->ip stays the same: up to where another revision starts,
+ * down to where one not covering ip ends, and to where a retire record
+ * begins or ends. The other ends of revisions covering ip do not matter:
+ * an older one loses to the answer on both sides; a newer one is not live
+ * at q->time, or is hidden by a retire record that hides the older ones
+ * on both sides too (the range stops at its ends). lo is only worked out
+ * with @want_lo, at the cost of visiting the revisions of [lo, ip).
+ */
+static void flowjit_store_same(const struct flowjit_store_space *sp,
+			       struct flowjit_store_query *q, bool want_lo)
+{
+	uint64_t from = want_lo ? q->lo : q->ip;
+
+	q->hi = flowjit_node_next_start(sp->revs, q->ip, q->hi);
+	if (want_lo && q->lo < q->ip)
+		flowjit_node_overlap(sp->revs, q->lo, q->ip - 1, flowjit_store_cut_rev_end, q);
+	flowjit_node_overlap(sp->retires, from, q->hi - 1, flowjit_store_cut_retire, q);
+}
+
+const struct flowjit_rev *flowjit_store_lookup(const struct flowjit_store *st, uint64_t asid,
+					       uint64_t ip, uint64_t time, bool late,
+					       uint64_t *lo, uint64_t *hi)
+{
+	const struct flowjit_store_space *sp = st ? flowjit_store_space(st, asid) : NULL;
+	struct flowjit_store_query q = { .ip = ip, .time = time };
+
+	if (sp) {
+		q.pick = flowjit_store_live(sp, ip, time);
+		if (!q.pick && late)
+			q.pick = flowjit_store_pick(sp, ip, time, true);
+	}
+	if (!q.pick) {
+		if (lo)
+			*lo = ip;
+		if (hi)
+			*hi = ip + 1;
+		return NULL;
+	}
+	q.lo = q.pick->rev.start;
+	q.hi = q.pick->rev.end;
+	flowjit_store_same(sp, &q, lo != NULL);
+	if (lo)
+		*lo = q.lo;
+	if (hi)
+		*hi = q.hi;
+	return &q.pick->rev;
+}
+
+size_t flowjit_store_span(const struct flowjit_store *st, uint64_t asid, uint64_t ip,
+			  uint64_t time, bool late, const uint8_t **bytes,
+			  const struct flowjit_rev **rev, struct flowjit_store_reads *reads)
+{
+	const struct flowjit_rev *r;
+	uint64_t hi;
+
+	r = flowjit_store_lookup(st, asid, ip, time, late, NULL, &hi);
+	if (rev)
+		*rev = r;
+	if (!r)
+		return 0;
+	if (reads && r->time <= time)
+		reads->at_time++;
+	else if (reads)
+		reads->late++;
+	*bytes = r->bytes + (ip - r->start);
+	return hi - ip;
+}
+
+size_t flowjit_store_read(const struct flowjit_store *st, uint64_t asid, uint64_t ip,
+			  uint64_t time, bool late, uint8_t *buf, size_t len,
+			  struct flowjit_store_reads *reads)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		const uint8_t *bytes;
+		size_t cnt = flowjit_store_span(st, asid, ip + n, time, late, &bytes, NULL,
+						reads);
+
+		if (!cnt)
+			break;
+		if (cnt > len - n)
+			cnt = len - n;
+		memcpy(buf + n, bytes, cnt);
+		n += cnt;
+	}
+	return n;
+}
