@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tracked JIT code meets the rest of mm: swap-out and swap-in, KSM
+ * merging and its copy-on-write break, migration to another NUMA node,
+ * compaction and mlock. Each rebuilds or moves the PTEs of code pages
+ * flowjit keeps W^X. For private anonymous
+ * code made executable by mprotect(), an RWX mapping and a memfd mapped
+ * RW and RX, every test writes three revisions of the code, with the mm
+ * operation between them, and checks that
+ *
+ * - every call returns what the bytes written say (the process behaves as
+ *   it would untracked), also the calls right after the operation, and
+ * - every revision that ran has exactly one snapshot, with its bytes (a
+ *   page re-armed by the operation and run again unchanged is not
+ *   reported again).
+ *
+ * Then userfaultfd's MISSING mode filling code pages, and a tracked
+ * process OOM-killed by its memory cgroup. The guest has swap on zram,
+ * two NUMA nodes and cgroup v2 (scripts/guest-init, scripts/run-guest);
+ * tests whose facility is missing are skipped.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <linux/mempolicy.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "user_jit.h"
+
+#define NPAGES		4
+#define NREVS		3
+#define REV_OFF(i)	(16 * (i))
+#define REV_VAL(i)	(3000 + (i))
+
+enum code_mode {
+	CODE_MPROTECT,		/* anonymous, RW while written, then RX */
+	CODE_RWX,		/* anonymous RWX, rewritten in place */
+	CODE_MEMFD,		/* memfd mapped RW at w and RX at x */
+};
+
+FIXTURE(mm) {
+	struct sb sb;
+	struct fj_set *set;
+	int fd;
+	uint8_t *w;		/* where the code is written */
+	uint8_t *x;		/* where it runs (w but for CODE_MEMFD) */
+	uint8_t expect[NREVS][PAGE];
+};
+
+FIXTURE_VARIANT(mm) {
+	enum code_mode mode;
+};
+
+FIXTURE_VARIANT_ADD(mm, mprotect) {
+	.mode = CODE_MPROTECT,
+};
+
+FIXTURE_VARIANT_ADD(mm, rwx) {
+	.mode = CODE_RWX,
+};
+
+FIXTURE_VARIANT_ADD(mm, memfd) {
+	.mode = CODE_MEMFD,
+};
+
+FIXTURE_SETUP(mm)
+{
+	int prot = PROT_READ | PROT_WRITE, err;
+
+	self->set = calloc(1, sizeof(*self->set));
+	ASSERT_NE(NULL, self->set);
+	err = open_self(&self->sb);
+	ASSERT_EQ(0, err) TH_LOG("flowjit per-task event: %s", strerror(-err));
+	self->fd = -1;
+	if (variant->mode == CODE_MEMFD) {
+		self->fd = memfd_create("fj-mm", MFD_CLOEXEC);
+		ASSERT_LE(0, self->fd);
+		ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PAGE));
+		self->w = mmap(NULL, NPAGES * PAGE, prot, MAP_SHARED,
+			       self->fd, 0);
+		self->x = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_EXEC,
+			       MAP_SHARED, self->fd, 0);
+		ASSERT_NE(MAP_FAILED, self->x);
+	} else {
+		if (variant->mode == CODE_RWX)
+			prot |= PROT_EXEC;
+		self->w = mmap(NULL, NPAGES * PAGE, prot,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		self->x = self->w;
+	}
+	ASSERT_NE(MAP_FAILED, self->w);
+}
+
+FIXTURE_TEARDOWN(mm)
+{
+	if (self->x != self->w)
+		munmap(self->x, NPAGES * PAGE);
+	munmap(self->w, NPAGES * PAGE);
+	if (self->fd >= 0)
+		close(self->fd);
+	sb_close(&self->sb);
+	fj_reset(self->set);
+	free(self->set);
+}
+
+/* Write revision @i of the code (at its own offset) and run it. */
+static int run_rev(struct _test_data_mm *self,
+		   const struct _fixture_variant_mm *variant, int i)
+{
+	if (variant->mode == CODE_MPROTECT)
+		mprotect(self->w, NPAGES * PAGE, PROT_READ | PROT_WRITE);
+	emit_ret_imm(self->w + REV_OFF(i), REV_VAL(i));
+	if (variant->mode == CODE_MPROTECT)
+		mprotect(self->w, NPAGES * PAGE, PROT_READ | PROT_EXEC);
+	memcpy(self->expect[i], self->w, PAGE);
+	return call(self->x + REV_OFF(i));
+}
+
+/* Every revision up to @n runs as written. */
+static bool revisions_run(struct _test_data_mm *self, int n)
+{
+	int i;
+
+	for (i = 0; i <= n; i++)
+		if (call(self->x + REV_OFF(i)) != REV_VAL(i))
+			return false;
+	return true;
+}
+
+/* The snapshots of the code page at x with the bytes of @bytes. */
+static int count_snapshots(struct fj_set *set, uint64_t addr,
+			   const uint8_t *bytes)
+{
+	int i, n = 0;
+
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		if (fj_user_image(o, 0) && o->rec.addr == addr &&
+		    fj_complete(o) && !memcmp(o->bytes, bytes, PAGE))
+			n++;
+	}
+	return n;
+}
+
+typedef void (*mm_op_t)(struct __test_metadata *_metadata,
+			struct _test_data_mm *self,
+			const struct _fixture_variant_mm *variant);
+
+/*
+ * Three revisions, @op after each of the first two, every revision run
+ * again after it; then one snapshot per revision.
+ */
+static void revisions_around(struct __test_metadata *_metadata,
+			     struct _test_data_mm *self,
+			     const struct _fixture_variant_mm *variant,
+			     mm_op_t op)
+{
+	int i;
+
+	for (i = 0; i < NREVS; i++) {
+		ASSERT_EQ(REV_VAL(i), run_rev(self, variant, i));
+		if (i == NREVS - 1)
+			break;
+		op(_metadata, self, variant);
+		ASSERT_TRUE(revisions_run(self, i))
+			TH_LOG("code changed under revision %d", i);
+	}
+	fj_collect(&self->sb, self->set);
+	for (i = 0; i < NREVS; i++)
+		EXPECT_EQ(1, count_snapshots(self->set, (uintptr_t)self->x,
+					     self->expect[i]))
+			TH_LOG("revision %d: not one snapshot of its bytes", i);
+	EXPECT_EQ(0, fj_lost(&self->sb));
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* the value of "@name value" lines in @path, -1 if it has none */
+static long keyed(const char *path, const char *name)
+{
+	char key[64];
+	long v, ret = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+static long vm_counter(const char *name)
+{
+	return keyed("/proc/vmstat", name);
+}
+
+static bool swap_on(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/swaps", "r");
+	int n = 0;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n > 1;
+}
+
+static bool resident(const void *p)
+{
+	unsigned char vec = 0;
+
+	mincore((void *)p, PAGE, &vec);
+	return vec & 1;
+}
+
+/*
+ * Page the code out to swap and let the next call swap it in. A shmem
+ * page is only reclaimed when this is its one mapping: the RW view goes
+ * for the time of the pageout.
+ */
+static void page_out(struct __test_metadata *_metadata,
+		     struct _test_data_mm *self,
+		     const struct _fixture_variant_mm *variant)
+{
+	if (variant->mode == CODE_MEMFD)
+		ASSERT_EQ(0, munmap(self->w, NPAGES * PAGE));
+	ASSERT_EQ(0, madvise(self->x, NPAGES * PAGE, MADV_PAGEOUT));
+	EXPECT_FALSE(resident(self->x)) TH_LOG("the code page stayed in memory");
+	if (variant->mode == CODE_MEMFD)
+		ASSERT_EQ(self->w, mmap(self->w, NPAGES * PAGE,
+					PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_FIXED, self->fd, 0));
+}
+
+TEST_F(mm, swap_out_and_in_between_revisions)
+{
+	if (!swap_on())
+		SKIP(return, "no swap");
+	revisions_around(_metadata, self, variant, page_out);
+	printf("# pswpout %ld, pswpin %ld\n", vm_counter("pswpout"),
+	       vm_counter("pswpin"));
+}
+
+#define KSM	"/sys/kernel/mm/ksm/"
+
+/* the page frame of @addr in @pid (root only), 0 if not present */
+static uint64_t pfn_of(pid_t pid, const void *addr)
+{
+	uint64_t e = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (uintptr_t)addr / PAGE * sizeof(e)) !=
+	    sizeof(e))
+		e = 0;
+	close(fd);
+	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+}
+
+/*
+ * KSM merges the code page with an identical page of a child (its copy,
+ * written again), then the next revision breaks the merge by
+ * copy-on-write. The child checks that its copy still runs the old code.
+ */
+static void ksm_merge(struct __test_metadata *_metadata,
+		      struct _test_data_mm *self,
+		      const struct _fixture_variant_mm *variant)
+{
+	int ready[2], done[2], status, i;
+	struct timespec t0, t;
+	bool merged;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		uint8_t copy[PAGE];
+		bool ok;
+
+		memcpy(copy, self->x, PAGE);
+		mprotect(self->w, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC);
+		memcpy(self->w, copy, PAGE);	/* a page of its own */
+		madvise(self->w, PAGE, MADV_MERGEABLE);
+		if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			_exit(2);
+		ok = !memcmp(self->w, copy, PAGE);
+		for (i = 0; ok && i < NREVS && copy[REV_OFF(i)] == 0xb8; i++)
+			ok = call(self->w + REV_OFF(i)) == REV_VAL(i);
+		_exit(!ok);
+	}
+	ASSERT_EQ(0, madvise(self->w, PAGE, MADV_MERGEABLE));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* merged: the two processes map one page frame */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		usleep(20000);
+		merged = pfn_of(getpid(), self->x) &&
+			 pfn_of(getpid(), self->x) == pfn_of(pid, self->x);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!merged && t.tv_sec - t0.tv_sec < 30);
+	EXPECT_TRUE(merged) TH_LOG("KSM did not merge the code in 30 s");
+	ASSERT_EQ(1, write(done[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("the child's copy changed");
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+TEST_F(mm, ksm_merge_and_cow_break_between_revisions)
+{
+	if (variant->mode == CODE_MEMFD)
+		SKIP(return, "KSM merges anonymous pages only");
+	if (write_str(KSM "pages_to_scan", "1000") ||
+	    write_str(KSM "sleep_millisecs", "10") ||
+	    write_str(KSM "run", "1"))
+		SKIP(return, "no KSM");
+	revisions_around(_metadata, self, variant, ksm_merge);
+	printf("# ksm pages_shared %ld, full scans %ld\n",
+	       read_long(KSM "pages_shared"), read_long(KSM "full_scans"));
+	write_str(KSM "run", "2");	/* unmerge everything */
+}
+
+/* the node of the page at @p, or -errno */
+static int page_node(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1, &p, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/* Move the code page (and its RW alias) to the other node. */
+static void migrate(struct __test_metadata *_metadata,
+		    struct _test_data_mm *self,
+		    const struct _fixture_variant_mm *variant)
+{
+	void *p = self->x;
+	int from = page_node(p), to, status = -1;
+
+	ASSERT_LE(0, from) TH_LOG("move_pages: %s", strerror(-from));
+	to = !from;
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, 1, &p, &to, &status,
+			     MPOL_MF_MOVE_ALL))
+		TH_LOG("move_pages: %s", strerror(errno));
+	ASSERT_EQ(to, status) TH_LOG("page not moved: %d", status);
+}
+
+TEST_F(mm, migration_to_other_node_between_revisions)
+{
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node");
+	revisions_around(_metadata, self, variant, migrate);
+}
+
+static void compact(struct __test_metadata *_metadata,
+		    struct _test_data_mm *self,
+		    const struct _fixture_variant_mm *variant)
+{
+	ASSERT_EQ(0, write_str("/proc/sys/vm/compact_memory", "1"));
+}
+
+TEST_F(mm, compaction_between_revisions)
+{
+	long before = vm_counter("compact_migrate_scanned");
+
+	if (before < 0)
+		SKIP(return, "no compaction");
+	revisions_around(_metadata, self, variant, compact);
+	printf("# compact_migrate_scanned +%ld\n",
+	       vm_counter("compact_migrate_scanned") - before);
+}
+
+static void relock(struct __test_metadata *_metadata,
+		   struct _test_data_mm *self,
+		   const struct _fixture_variant_mm *variant)
+{
+	ASSERT_EQ(0, munlock(self->x, NPAGES * PAGE));
+	ASSERT_EQ(0, mlock(self->x, NPAGES * PAGE));
+}
+
+/* Locked code is rewritten and re-armed as any other. */
+TEST_F(mm, mlocked_code_between_revisions)
+{
+	ASSERT_EQ(0, mlock(self->x, NPAGES * PAGE));
+	if (self->w != self->x)
+		ASSERT_EQ(0, mlock(self->w, NPAGES * PAGE));
+	revisions_around(_metadata, self, variant, relock);
+}
+
+/*
+ * userfaultfd's MISSING mode: a handler thread fills each page of code
+ * (UFFDIO_COPY) on its first touch, as a lazily restored JIT cache or a
+ * post-copy migration does. The PTE the copy installs is the VMA's
+ * protection too: the first call snapshots the bytes the handler put.
+ */
+struct uffd_filler {
+	int uffd;
+	uint8_t page[PAGE];	/* what each missing page gets */
+	int served;
+};
+
+static void *uffd_fill(void *arg)
+{
+	struct uffd_filler *f = arg;
+	struct uffd_msg msg;
+
+	/* one fault per page (closing the fd would not end a read()) */
+	while (f->served < NPAGES &&
+	       read(f->uffd, &msg, sizeof(msg)) == sizeof(msg)) {
+		struct uffdio_copy copy = {
+			.src = (uintptr_t)f->page,
+			.dst = msg.arg.pagefault.address & ~(PAGE - 1ULL),
+			.len = PAGE,
+		};
+
+		if (msg.event != UFFD_EVENT_PAGEFAULT ||
+		    ioctl(f->uffd, UFFDIO_COPY, &copy))
+			break;
+		f->served++;
+	}
+	return NULL;
+}
+
+TEST(uffd_missing_pages_filled_with_code_are_snapshotted)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct fj_set *set = calloc(1, sizeof(*set));
+	struct uffd_filler f = { 0 };
+	pthread_t th;
+	struct sb sb;
+	uint8_t *x;
+	int i;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	f.uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (f.uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(f.uffd, UFFDIO_API, &api));
+	x = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	reg.range.start = (uintptr_t)x;
+	reg.range.len = NPAGES * PAGE;
+	ASSERT_EQ(0, ioctl(f.uffd, UFFDIO_REGISTER, &reg));
+	emit_ret_imm(f.page, 4000);
+	ASSERT_EQ(0, pthread_create(&th, NULL, uffd_fill, &f));
+	for (i = 0; i < NPAGES; i++)
+		ASSERT_EQ(4000, call(x + i * PAGE));	/* fetch: missing */
+	pthread_join(th, NULL);
+	close(f.uffd);
+	EXPECT_EQ(NPAGES, f.served);
+	fj_collect(&sb, set);
+	for (i = 0; i < NPAGES; i++)
+		EXPECT_EQ(1, count_snapshots(set, (uintptr_t)x + i * PAGE,
+					     f.page))
+			TH_LOG("page %d: not one snapshot of the bytes copied",
+			       i);
+	EXPECT_EQ(0, fj_lost(&sb));
+	munmap(x, NPAGES * PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+#define CG	"/sys/fs/cgroup/"
+#define CG_OOM	CG "fj-oom/"
+
+/*
+ * A tracked process that runs JIT code and then allocates past its memory
+ * cgroup's limit is OOM-killed as an untracked one is, and another
+ * tracked process goes on: its code still runs and is captured.
+ */
+TEST(memcg_oom_kills_a_tracked_process_cleanly)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	uint8_t *x;
+	struct sb sb;
+	int status, i;
+	char pid[16];
+	pid_t child;
+
+	ASSERT_NE(NULL, set);
+	if (access(CG "cgroup.subtree_control", W_OK) ||
+	    write_str(CG "cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory cgroup");
+	rmdir(CG_OOM);
+	ASSERT_EQ(0, mkdir(CG_OOM, 0755));
+	ASSERT_EQ(0, write_str(CG_OOM "memory.max", "16M"));
+	write_str(CG_OOM "memory.swap.max", "0");
+	ASSERT_EQ(0, open_self(&sb));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	emit_ret_imm(x, 5000);
+	ASSERT_EQ(5000, call(x));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct sb csb;
+		uint8_t *c;
+
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (write_str(CG_OOM "cgroup.procs", pid) || open_self(&csb))
+			_exit(2);
+		c = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		emit_ret_imm(c, 5001);
+		if (call(c) != 5001)
+			_exit(3);
+		for (i = 0; i < 64; i++) {	/* 64 MiB: four times the limit */
+			uint8_t *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (m == MAP_FAILED)
+				_exit(4);
+			memset(m, i, 1 << 20);
+		}
+		_exit(5);	/* not killed */
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("child status %#x, not killed", status);
+	for (i = 0; i < 3; i++) {
+		emit_ret_imm(x, 5010 + i);
+		EXPECT_EQ(5010 + i, call(x));
+	}
+	fj_collect(&sb, set);
+	EXPECT_EQ(4, count_images(set));
+	EXPECT_EQ(0, fj_lost(&sb));
+	EXPECT_LE(1, keyed(CG_OOM "memory.events", "oom_kill"));
+	munmap(x, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+	EXPECT_EQ(0, rmdir(CG_OOM));
+}
+
+TEST_HARNESS_MAIN
