@@ -149,7 +149,8 @@ static struct flowjit_node *flowjit_node_insert(struct flowjit_node *root,
 						struct flowjit_node *n)
 {
 	if (!root) {
-		n->left = n->right = NULL;
+		n->left = NULL;
+		n->right = NULL;
 		flowjit_node_update(n);
 		return n;
 	}
@@ -257,8 +258,8 @@ void flowjit_store_free(struct flowjit_store *st)
 }
 
 /* Returns the address space @asid, NULL if it has no record. */
-static const struct flowjit_store_space *flowjit_store_space(const struct flowjit_store *st,
-							      uint64_t asid)
+static const struct flowjit_store_space *
+flowjit_store_space(const struct flowjit_store *st, uint64_t asid)
 {
 	const struct flowjit_node *n = flowjit_node_find(st->spaces, asid);
 
@@ -266,8 +267,8 @@ static const struct flowjit_store_space *flowjit_store_space(const struct flowji
 }
 
 /* Returns the same, added if it is new; NULL if out of memory. */
-static struct flowjit_store_space *flowjit_store_new_space(struct flowjit_store *st,
-							    uint64_t asid)
+static struct flowjit_store_space *
+flowjit_store_new_space(struct flowjit_store *st, uint64_t asid)
 {
 	struct flowjit_node *n = flowjit_node_find(st->spaces, asid);
 	struct flowjit_store_space *sp;
@@ -558,8 +559,9 @@ static int flowjit_store_pick_one(const struct flowjit_node *n, void *arg)
  * Returns the newest revision of @sp covering @ip at or before @time, or
  * with @late the first one after @time; NULL if there is none.
  */
-static const struct flowjit_store_rev *flowjit_store_pick(const struct flowjit_store_space *sp,
-							   uint64_t ip, uint64_t time, bool late)
+static const struct flowjit_store_rev *
+flowjit_store_pick(const struct flowjit_store_space *sp, uint64_t ip,
+		   uint64_t time, bool late)
 {
 	struct flowjit_store_query q = { .ip = ip, .time = time, .late = late };
 
@@ -579,8 +581,9 @@ static int flowjit_store_hides(const struct flowjit_node *n, void *arg)
 }
 
 /* Returns the revision find() answers in @sp, or NULL. */
-static const struct flowjit_store_rev *flowjit_store_live(const struct flowjit_store_space *sp,
-							   uint64_t ip, uint64_t time)
+static const struct flowjit_store_rev *
+flowjit_store_live(const struct flowjit_store_space *sp, uint64_t ip,
+		   uint64_t time)
 {
 	struct flowjit_store_query q = { .ip = ip, .time = time };
 
@@ -695,7 +698,7 @@ const struct flowjit_rev *flowjit_store_lookup(const struct flowjit_store *st, u
 	}
 	q.lo = q.pick->rev.start;
 	q.hi = q.pick->rev.end;
-	flowjit_store_same(sp, &q, lo != NULL);
+	flowjit_store_same(sp, &q, !!lo);
 	if (lo)
 		*lo = q.lo;
 	if (hi)
