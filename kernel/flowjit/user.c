@@ -1022,12 +1022,20 @@ void flowjit_task_exit(struct task_struct *tsk)
 			flowjit_exec_drop(mm);
 		return;
 	}
-	if (atomic_read(&mm->mm_users) != 1)
+	/*
+	 * The last user; or a thread group that exits as a whole
+	 * (exit_group(), a fatal signal), whose threads may all pass here
+	 * with mm_users above 1, none having reached exit_mm() yet, after
+	 * which no event would see the retire: the first of them writes it
+	 * (its inherited events see it as the others' would). Another
+	 * process sharing the mm (CLONE_VM) would see it early.
+	 */
+	if (atomic_read(&mm->mm_users) != 1 &&
+	    !(tsk->signal->flags & SIGNAL_GROUP_EXIT))
 		return;
 	fm = READ_ONCE(mm->flowjit);
-	if (!flowjit_fm_tracked(fm) || fm->retired)
+	if (!flowjit_fm_tracked(fm) || xchg(&fm->retired, true))
 		return;
-	fm->retired = true;
 	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0);
 }
 
