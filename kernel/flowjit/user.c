@@ -956,7 +956,12 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 
 	if (!flowjit_vma_trackable(vma) || !flowjit_mm_tracked(vma->vm_mm))
 		return;
-	/* the pages are at a new address now: their images are not */
+	/*
+	 * The pages are at a new address now: their images are not. The
+	 * protection is computed again: it may have to be read-only now
+	 * (vma_wants_writenotify() for a file flowjit took code from).
+	 */
+	vma_set_page_prot(vma);
 	tlb_gather_mmu(&tlb, vma->vm_mm);
 	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
 			  flowjit_cp_flags(vma));
