@@ -929,8 +929,8 @@ static void check_batch(struct check *c, struct run_shm *shm)
 			struct exec_rec *e = &shm->execs[i];
 
 			c->execs++;
-			if (seen_find(&c->seen, e->pid, e->addr,
-				      hash_page(e->bytes))->used)
+			if (c->seen.nr && seen_find(&c->seen, e->pid, e->addr,
+						    hash_page(e->bytes))->used)
 				continue;
 			if (!c->missing++) {
 				c->first_missing_op = e->op;
