@@ -30,8 +30,8 @@
  *
  * Options (a failure prints the ones that reproduce it):
  *	-s SEED	first seed (default 1)
- *	-r RUNS	seeds to run: SEED, SEED + 1, ... (default 3)
- *	-n OPS	operations per seed (default 250)
+ *	-r RUNS	seeds to run: SEED, SEED + 1, ... (default 10)
+ *	-n OPS	operations per seed (default 1000)
  *	-v	print every operation of the tracked run and its result
  * FLOWJIT_STRESS_SECONDS=N in the environment: go on with further seeds
  * until N seconds have passed (at least RUNS seeds); the test's timeout
@@ -63,7 +63,7 @@
 #define STRESS_RECENT	8	/* code written last, to run */
 
 static unsigned long long opt_seed = 1;
-static int opt_runs = 3, opt_ops = 250, opt_seconds;
+static int opt_runs = 10, opt_ops = 1000, opt_seconds;
 static bool opt_verbose;
 
 /* ---- what a runner shares with the parent ---- */
