@@ -1166,6 +1166,87 @@ TEST_F(stress, random_ops_tracked_equal_untracked_and_every_run_revision_recorde
 	EXPECT_EQ(0, failed);
 }
 
+/*
+ * Reduced from the random runs (seed 28 and others: code run through the
+ * RX view of a memfd had no image): a write-protected PTE of the RW alias
+ * becomes writable again without a write fault, and the write that
+ * follows does not re-arm the RX alias. @remake gives the RW alias its
+ * write access back after the RX alias ran the first revision.
+ */
+static void alias_write_after(struct __test_metadata *_metadata,
+			      int wprot, void (*remake)(uint8_t **w))
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	bool found = false;
+	uint8_t *w, *x;
+	struct sb sb;
+	int fd, i;
+
+	ASSERT_NE(NULL, set);
+	ASSERT_EQ(0, open_self(&sb));
+	fd = memfd_create("fj-alias", MFD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PAGE));
+	w = mmap(NULL, PAGE, wprot, MAP_SHARED, fd, 0);
+	x = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	ASSERT_NE(MAP_FAILED, x);
+	emit_ret_imm(w, 1);
+	ASSERT_EQ(1, call(x));		/* snapshot; @w write-protected */
+	remake(&w);
+	ASSERT_NE(MAP_FAILED, w);
+	emit_ret_imm(w, 2);
+	ASSERT_EQ(2, call(x));
+	fj_collect(&sb, set);
+	for (i = 0; i < set->nr; i++) {
+		struct fj_obj *o = &set->obj[i];
+
+		found |= fj_user_image(o, getpid()) &&
+			 o->rec.addr == (uintptr_t)x && fj_complete(o) &&
+			 o->bytes[0] == 0xb8 && o->bytes[1] == 2;
+	}
+	EXPECT_EQ(0, fj_lost(&sb));
+	EXPECT_TRUE(found) TH_LOG("the second revision ran without an image");
+	munmap(w, PAGE);
+	munmap(x, PAGE);
+	close(fd);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
+}
+
+static void reprotect_rw(uint8_t **w)
+{
+	if (mprotect(*w, PAGE, PROT_READ) ||
+	    mprotect(*w, PAGE, PROT_READ | PROT_WRITE))
+		*w = MAP_FAILED;
+}
+
+static void move_away(uint8_t **w)
+{
+	uint8_t *dest = mmap(NULL, PAGE, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (dest == MAP_FAILED)
+		*w = MAP_FAILED;
+	else
+		*w = mremap(*w, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dest);
+}
+
+/* mprotect(PROT_READ), then PROT_READ | PROT_WRITE, of the RW alias */
+TEST(memfd_rw_alias_reprotected_writable_then_written_is_captured)
+{
+	alias_write_after(_metadata, PROT_READ | PROT_WRITE, reprotect_rw);
+}
+
+/* mremap() of an RWX alias: flowjit re-applies its protection there */
+TEST(memfd_rwx_alias_moved_then_written_is_captured)
+{
+	alias_write_after(_metadata, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  move_away);
+}
+
 int main(int argc, char **argv)
 {
 	struct __fixture_metadata *f;
