@@ -144,9 +144,11 @@ static inline bool flowjit_huge_exec_fault(struct vm_fault *vmf)
  * (AS_FLOWJIT_CODE, set under the page lock before the first snapshot
  * of a page of the file), while any address space is tracked: a write
  * through it must fault, so that the executable aliases of the page are
- * re-armed first (flowjit_rearm_aliases()). shmem has no write-notify:
- * a read fault maps such a page read-only (do_set_pte()), and no PMD
- * maps the file writable (flowjit_refuse_file_pmd()).
+ * re-armed first (flowjit_rearm_aliases()). vma_wants_writenotify()
+ * makes vm_page_prot read-only wherever it is computed from then on; a
+ * mapping whose vm_page_prot is older maps its pages read-only on read
+ * faults (do_set_pte()), and no PMD maps the file writable
+ * (flowjit_refuse_file_pmd()).
  */
 static inline bool flowjit_shared_code(struct vm_area_struct *vma)
 {

@@ -235,8 +235,13 @@ static unsigned long flowjit_cp_flags(struct vm_area_struct *vma)
 	return try_writable ? MM_CP_TRY_CHANGE_WRITABLE : 0;
 }
 
-/* Arm every VMA of @mm flowjit tracks; mmap_lock held for write. */
-static void flowjit_arm_mm(struct mm_struct *mm)
+/*
+ * Give the VMAs of @mm flowjit tracks (with @armed_only, those it armed)
+ * the protection vma_set_page_prot() computes now, PTEs included, as
+ * mprotect() would: non-executable while @mm is tracked (arming), what
+ * the VMA flags give otherwise (disarming). mmap_lock held for write.
+ */
+static void flowjit_reprotect_mm(struct mm_struct *mm, bool armed_only)
 {
 	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
@@ -244,7 +249,8 @@ static void flowjit_arm_mm(struct mm_struct *mm)
 
 	tlb_gather_mmu(&tlb, mm);
 	for_each_vma(vmi, vma) {
-		if (!flowjit_vma_trackable(vma))
+		if (!flowjit_vma_trackable(vma) ||
+		    (armed_only && !flowjit_vma_armed(vma)))
 			continue;
 		vma_set_page_prot(vma);
 		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
@@ -310,27 +316,15 @@ static bool flowjit_seen_same(struct flowjit_mm *fm, unsigned long page,
  */
 static void flowjit_disarm_work(struct callback_head *head)
 {
-	VMA_ITERATOR(vmi, current->mm, 0);
 	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma;
-	struct mmu_gather tlb;
 
 	kfree(head);
 	if (!mm)
 		return;
 	mmap_write_lock(mm);
-	if (flowjit_fm_watched(READ_ONCE(mm->flowjit)))
-		goto out;	/* tracked again: the arming has its own work */
-	tlb_gather_mmu(&tlb, mm);
-	for_each_vma(vmi, vma) {
-		if (!flowjit_vma_trackable(vma) || !flowjit_vma_armed(vma))
-			continue;
-		vma_set_page_prot(vma);
-		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
-				  vma->vm_page_prot, flowjit_cp_flags(vma));
-	}
-	tlb_finish_mmu(&tlb);
-out:
+	/* tracked again meanwhile: the arming has its own work */
+	if (!flowjit_fm_watched(READ_ONCE(mm->flowjit)))
+		flowjit_reprotect_mm(mm, true);
 	mmap_write_unlock(mm);
 }
 
@@ -367,7 +361,7 @@ static void flowjit_arm_work(struct callback_head *head)
 	flowjit_seen_alloc(fm);
 	flowjit_seen_forget(fm, 0, ULONG_MAX);
 	mmap_write_lock(mm);
-	flowjit_arm_mm(mm);
+	flowjit_reprotect_mm(mm, false);
 	mmap_write_unlock(mm);
 }
 
@@ -825,7 +819,7 @@ unlock:
 		unlock_page(locked);
 		put_page(locked);
 	}
-	if (!tracked && !flowjit_fm_watched(fm) && flowjit_vma_armed(vma))
+	if (!flowjit_fm_watched(fm) && flowjit_vma_armed(vma))
 		flowjit_queue_disarm();
 	return 0;
 }
@@ -998,7 +992,7 @@ void flowjit_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm,
 	if (!flowjit_fm_tracked(fm))
 		return;
 	mmap_write_lock(mm);
-	flowjit_arm_mm(mm);
+	flowjit_reprotect_mm(mm, false);
 	mmap_write_unlock(mm);
 }
 
