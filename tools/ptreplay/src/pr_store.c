@@ -60,7 +60,7 @@ struct pr_region *pr_store_add(struct pr_store *store,
 
 	if (!store || !rgn || store->frozen || rgn->end <= rgn->start)
 		return NULL;
-	if (store->nrgn >= PR_STORE_MAX_REGIONS) {
+	if (store->nrgn + store->nfjv >= PR_STORE_MAX_REGIONS) {
 		store->dropped += 1;
 		return NULL;
 	}

@@ -79,7 +79,9 @@ struct pr_store_file {
 	int failed;
 };
 
-/* The most regions a store takes (hostile input must not exhaust memory). */
+/* The most regions and flowjit images a store takes (hostile input must
+ * not exhaust memory).
+ */
 #define PR_STORE_MAX_REGIONS	(1u << 20)
 
 /* Regions visited by lookups of this thread (a decoder's work budget). */
