@@ -16,9 +16,11 @@
  *   that completes it, a retire record hides the addresses it covers
  *   (not the rest of an image), and user images are kept by asid, the
  *   address space of pid at a time being flowjit_store_pid_asid()'s
- *   answer (an exec or a fork gives a new asid). Each revision has a
- *   view, a struct pr_region of kind PR_RGN_FLOWJIT naming it (@rev; its
- *   t_start is the revision's time, its t_end UINT64_MAX).
+ *   answer. An exec or a fork gives a new asid; a fork copies no image:
+ *   the kernel images a traced child's code again under the child's asid
+ *   at its first exec fault there. Each revision has a view, a struct
+ *   pr_region of kind PR_RGN_FLOWJIT naming it (@rev; its t_start is the
+ *   revision's time, its t_end UINT64_MAX).
  *
  * The bytes for (space, ip) at trace time t come from whichever of the
  * two answers started last: of the regions covering ip live at t
