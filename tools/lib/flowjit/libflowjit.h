@@ -205,8 +205,9 @@ void flowjit_reasm_flush(struct flowjit_reasm *ra);
  *   that follow), code can only run after it was written.
  *
  * - lookup(asid, ip, t, late): find(), else with @late find_late(); and
- *   the addresses [lo, hi) around ip with the same answer. span() and
- *   read() serve bytes from it; read() goes on across revisions.
+ *   the addresses [lo, hi) around ip with the same answer, a revision or
+ *   none. span() and read() serve bytes from it; read() goes on across
+ *   revisions.
  *
  * - pid_asid(pid, t): the address space of process pid at t. An asid
  *   (not 0, the kernel's) with images of pid (not 0) is pid's from the
@@ -219,8 +220,9 @@ void flowjit_reasm_flush(struct flowjit_reasm *ra);
  *
  * Dropped records are counted (struct flowjit_store_stats), never stored:
  * malformed or of an unknown version, images above FLOWJIT_STORE_MAX_LEN
- * (refused before reassembly), chunk errors (an overlap or an image that
- * lost chunks), bad CRC-32C. An image that is empty or wraps around the
+ * (refused before reassembly; also counted too large), chunk errors (an
+ * overlap or an image that lost chunks; also counted by image), bad
+ * CRC-32C. An image that is empty or wraps around the
  * address space is no revision. Memory is linear in the records taken.
  */
 
@@ -253,6 +255,9 @@ struct flowjit_store_stats {
 	uint64_t	pending;	/* images waiting for chunks now */
 	uint64_t	revs;		/* revisions kept */
 	uint64_t	retire_ranges;	/* retire records kept (len > 0) */
+	uint64_t	too_large;	/* of bad_records: len above the maximum */
+	uint64_t	overlaps;	/* images dropped: a byte came twice */
+	uint64_t	incomplete;	/* images dropped: evicted, head again */
 };
 
 /* What span() and read() served: kept by the caller, one per thread. */
@@ -317,7 +322,11 @@ const struct flowjit_rev *flowjit_store_find_late(const struct flowjit_store *st
  * *@hi (if @hi is not NULL) is set to the end of the addresses from @ip
  * on with the same answer, at most the revision's end; *@lo (if @lo is
  * not NULL: it costs a walk of the revisions below @ip) to their start,
- * at least the revision's start. Without an answer they are @ip, @ip + 1.
+ * at least the revision's start. Without an answer they bound addresses
+ * around @ip without one either, so that a caller can skip them: *@hi
+ * the end of those from @ip on (UINT64_MAX if they go on to the end of
+ * the address space: no revision covers its last address UINT64_MAX),
+ * *@lo at least the last start of a revision at or below @ip.
  */
 const struct flowjit_rev *flowjit_store_lookup(const struct flowjit_store *st, uint64_t asid,
 					       uint64_t ip, uint64_t time, bool late,

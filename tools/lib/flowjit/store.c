@@ -476,6 +476,7 @@ int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk
 		return flowjit_store_add_retire(st, rec, time);
 	if (rec->len > FLOWJIT_STORE_MAX_LEN) {
 		st->stats.bad_records++;
+		st->stats.too_large++;
 		return 0;
 	}
 	was = st->ra.counts;
@@ -483,6 +484,8 @@ int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk
 	err = flowjit_reasm_add(&st->ra, chunk, time, &img);
 	if (st->ra.counts.overlap != was.overlap || st->ra.counts.incomplete != was.incomplete)
 		st->stats.chunk_errors++;
+	st->stats.overlaps += st->ra.counts.overlap - was.overlap;
+	st->stats.incomplete += st->ra.counts.incomplete - was.incomplete;
 	if (st->ra.counts.bad_csum != was.bad_csum)
 		st->stats.csum_errors++;
 	if (err <= 0)
@@ -630,6 +633,22 @@ static uint64_t flowjit_node_next_start(const struct flowjit_node *n, uint64_t a
 	return end;
 }
 
+/* Returns the last start at or below @at among the nodes of @n, or 0. */
+static uint64_t flowjit_node_prev_start(const struct flowjit_node *n, uint64_t at)
+{
+	uint64_t start = 0;
+
+	while (n) {
+		if (n->start <= at) {
+			start = n->start;
+			n = n->right;
+		} else {
+			n = n->left;
+		}
+	}
+	return start;
+}
+
 /* Narrow @arg's [lo, hi) to the retire record at @n's start and end. */
 static int flowjit_store_cut_retire(const struct flowjit_node *n, void *arg)
 {
@@ -657,14 +676,18 @@ static int flowjit_store_cut_rev_end(const struct flowjit_node *n, void *arg)
 }
 
 /*
- * Narrow @q's [lo, hi), the range of the revision answered, to where the
+ * Narrow @q's [lo, hi), the range of the revision answered (or without
+ * one, from the last revision start at or below ip on), to where the
  * answer for q->ip stays the same: up to where another revision starts,
  * down to where one not covering ip ends, and to where a retire record
- * begins or ends. The other ends of revisions covering ip do not matter:
- * an older one loses to the answer on both sides; a newer one is not live
- * at q->time, or is hidden by a retire record that hides the older ones
- * on both sides too (the range stops at its ends). lo is only worked out
- * with @want_lo, at the cost of visiting the revisions of [lo, ip).
+ * begins or ends. The
+ * other ends of revisions covering ip do not matter: an older one loses
+ * to the answer on both sides; a newer one is not live at q->time, or is
+ * hidden by a retire record that hides the older ones on both sides too
+ * (the range stops at its ends). Without an answer, every revision
+ * covering ip is either not live at q->time anywhere or hidden by retire
+ * records whose ends stop the range. lo is only worked out with
+ * @want_lo, at the cost of visiting the revisions of [lo, ip).
  */
 static void flowjit_store_same(const struct flowjit_store_space *sp,
 			       struct flowjit_store_query *q, bool want_lo)
@@ -682,28 +705,33 @@ const struct flowjit_rev *flowjit_store_lookup(const struct flowjit_store *st, u
 					       uint64_t *lo, uint64_t *hi)
 {
 	const struct flowjit_store_space *sp = st ? flowjit_store_space(st, asid) : NULL;
-	struct flowjit_store_query q = { .ip = ip, .time = time };
+	struct flowjit_store_query q = { .ip = ip, .time = time, .hi = UINT64_MAX };
 
 	if (sp) {
 		q.pick = flowjit_store_live(sp, ip, time);
 		if (!q.pick && late)
 			q.pick = flowjit_store_pick(sp, ip, time, true);
 	}
-	if (!q.pick) {
-		if (lo)
-			*lo = ip;
-		if (hi)
-			*hi = ip + 1;
-		return NULL;
+	if (q.pick) {
+		q.lo = q.pick->rev.start;
+		q.hi = q.pick->rev.end;
+	} else if (sp && lo) {
+		/*
+		 * Without an answer the range starts as the addresses from
+		 * the last revision start at or below ip (no revision starts
+		 * after it up to ip) to the end of the address space, hi
+		 * UINT64_MAX standing for it: no revision covers the last
+		 * address, so it has no answer either.
+		 */
+		q.lo = flowjit_node_prev_start(sp->revs, ip);
 	}
-	q.lo = q.pick->rev.start;
-	q.hi = q.pick->rev.end;
-	flowjit_store_same(sp, &q, !!lo);
+	if (sp)
+		flowjit_store_same(sp, &q, !!lo);
 	if (lo)
 		*lo = q.lo;
 	if (hi)
 		*hi = q.hi;
-	return &q.pick->rev;
+	return q.pick ? &q.pick->rev : NULL;
 }
 
 size_t flowjit_store_span(const struct flowjit_store *st, uint64_t asid, uint64_t ip,

@@ -40,7 +40,6 @@ void pr_replay_init(struct pr_replay *rp, const struct pr_replay_opts *opts)
 	rp->store.no_files = rp->opts.no_files;
 	rp->store.symbols = !!(rp->opts.outputs & (PR_OUT_CALLS |
 						  PR_OUT_PROFILE));
-	flowjit_reasm_init(&rp->fj);
 }
 
 void pr_replay_fini(struct pr_replay *rp)
@@ -56,7 +55,6 @@ void pr_replay_fini(struct pr_replay *rp)
 	for (i = 0; i < rp->ncpu; ++i)
 		free(rp->cpu[i].sw);
 	free(rp->cpu);
-	flowjit_reasm_fini(&rp->fj);
 	pr_store_fini(&rp->store);
 	pr_perf_fini(&rp->perf);
 	memset(rp, 0, sizeof(*rp));
@@ -385,7 +383,10 @@ static int pr_replay_mmap(struct pr_replay *rp, const struct pr_perf_rec *rec)
 }
 
 /* A new process @pid forked from @ppid at @time gets a copy of the
- * parent's address space.
+ * parent's address space: of its regions (files, vdso, names).  Not of
+ * its flowjit images: those are the parent's asid's, and the kernel
+ * snapshots a traced child's code again under the child's own asid at its
+ * first exec fault in it, before any of it runs there.
  */
 static void pr_replay_fork_space(struct pr_replay *rp, uint32_t pid,
 				 uint32_t ppid, uint64_t time)
@@ -406,88 +407,18 @@ static void pr_replay_fork_space(struct pr_replay *rp, uint32_t pid,
 	}
 }
 
-static void pr_replay_fj_name(char *buf, size_t size,
-			      const struct flowjit_record *r)
-{
-	uint64_t id = r->id, addr = r->addr;	/* __u64 is unsigned long long */
-
-	switch (r->kind) {
-	case FLOWJIT_KIND_BPF_PROG:
-		snprintf(buf, size, "bpf_prog_%" PRIu64, id);
-		break;
-	case FLOWJIT_KIND_BPF_SUBPROG:
-		snprintf(buf, size, "bpf_prog_%" PRIu64 "_sub%u", id, r->sub);
-		break;
-	case FLOWJIT_KIND_USER_JIT:
-		snprintf(buf, size, "jit:%u:0x%" PRIx64, r->pid, addr);
-		break;
-	default:
-		snprintf(buf, size, "flowjit:%u:0x%" PRIx64, r->kind, addr);
-		break;
-	}
-}
-
 static int pr_replay_flowjit(struct pr_replay *rp,
 			     const struct pr_perf_rec *rec)
 {
-	struct flowjit_image img;
-	struct flowjit_chunk chunk;
-	const struct flowjit_record *fr = &chunk.rec;
-	uint32_t space;
-	int status;
-
 	rp->cnt.fj_records += 1;
 	if (rp->opts.no_flowjit) {
 		rp->cnt.fj_ignored += 1;
 		return 0;
 	}
-	status = flowjit_reasm_parse(&rp->fj, &chunk, rec->body,
-				     rec->body_size, NULL);
-	if (status)
-		return 0;
-	/* a record without time cannot be placed: malformed here */
-	if (!rec->sid.has_time) {
-		rp->fj.counts.bad_records += 1;
-		return 0;
-	}
-	/* for now user address spaces are mapped by pid */
-	space = fr->asid ? fr->pid : 0;
-
-	if (fr->op == FLOWJIT_OP_RETIRE) {
-		if (pr_store_retire(&rp->store, space, fr->addr,
-				    fr->addr + fr->len, rec->sid.time,
-				    PR_RGN_FLOWJIT, 1))
-			rp->cnt.fj_retired += 1;
-		else
-			rp->cnt.fj_retire_unmatched += 1;
-		return 0;
-	}
-
-	status = flowjit_reasm_add(&rp->fj, &chunk, rec->sid.time, &img);
-	if (status < 0)
+	/* user images are by asid: the library's store, in rp->store */
+	if (pr_store_add_flowjit(&rp->store, rec->body, rec->body_size,
+				 rec->sid.time, rec->sid.has_time) < 0)
 		return pr_replay_fail(rp, "out of memory");
-	if (status > 0) {
-		struct pr_region rgn;
-		char name[64];
-
-		memset(&rgn, 0, sizeof(rgn));
-		rgn.space = space;
-		rgn.kind = PR_RGN_FLOWJIT;
-		rgn.start = img.rec.addr;
-		rgn.end = img.rec.addr + img.rec.len;
-		rgn.t_start = img.time;
-		rgn.bytes = img.bytes;
-		rgn.nbytes = img.rec.len;
-		rgn.owned = 1;
-		rgn.fj_kind = img.rec.kind;
-		rgn.revision = img.rec.revision;
-		rgn.fj_id = img.rec.id;
-		pr_replay_fj_name(name, sizeof(name), &img.rec);
-		if (!pr_store_add(&rp->store, &rgn, name)) {
-			free(img.bytes);
-			return pr_replay_fail(rp, "out of memory");
-		}
-	}
 	return 0;
 }
 
@@ -498,7 +429,6 @@ static void pr_replay_ksymbol(struct pr_replay *rp,
 	uint32_t len;
 	uint16_t flags;
 	char name[256];
-	size_t i;
 
 	if (rec->body_size < 17)
 		return;
@@ -514,20 +444,7 @@ static void pr_replay_ksymbol(struct pr_replay *rp,
 	}
 	pr_replay_name_region(rp, 0, addr, len, time, name);
 	/* name the flowjit image loaded there just before */
-	rp->work += rp->store.nrgn;
-	for (i = 0; i < rp->store.nrgn; ++i) {
-		struct pr_region *r = &rp->store.rgn[i];
-		char *n;
-
-		if (r->space || r->kind != PR_RGN_FLOWJIT || r->start != addr ||
-		    r->t_start > time || r->t_end <= time)
-			continue;
-		n = strdup(name);
-		if (n) {
-			free(r->name);
-			r->name = n;
-		}
-	}
+	pr_store_name_flowjit(&rp->store, addr, time, name);
 }
 
 /* The PT_LOAD segments of the kernel ELF @path as kernel (space 0) code
@@ -760,7 +677,6 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
 
-	flowjit_reasm_flush(&rp->fj);
 	pr_store_freeze(&rp->store);
 	for (i = 0; i < rp->ncpu; ++i)
 		if (rp->cpu[i].nsw)

@@ -12,7 +12,6 @@
 #ifndef PR_REPLAY_H
 #define PR_REPLAY_H
 
-#include "libflowjit.h"
 #include "pr_perf.h"
 #include "pr_store.h"
 
@@ -78,8 +77,7 @@ struct pr_replay_counts {
 	uint64_t aux_truncated, aux_partial, aux_collision;
 	uint64_t mmaps, mmaps_unreadable;
 	uint64_t ksymbols, bpf_loads, bpf_unloads, text_pokes;
-	uint64_t fj_records, fj_ignored, fj_retired;
-	uint64_t fj_retire_unmatched;
+	uint64_t fj_records, fj_ignored;
 	uint64_t execs, forks;
 };
 
@@ -87,8 +85,8 @@ struct pr_replay {
 	struct pr_replay_opts opts;
 	struct pr_perf perf;
 	struct pr_pt_info info;
+	/* Code: regions and flowjit images (pr_store.h). */
 	struct pr_store store;
-	struct flowjit_reasm fj;
 
 	struct pr_queue *q;
 	size_t nq;

@@ -111,12 +111,16 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 {
 	const struct pr_replay *rp = d->rp;
 	const struct pr_replay_counts *c = &rp->cnt;
-	const struct flowjit_counts *fj = &rp->fj.counts;
-	uint64_t nsync = 0, novf = 0, aux = 0;
+	struct flowjit_store_stats fj;
+	uint64_t nsync = 0, novf = 0, aux = 0, fj_missing, fj_malformed;
 	int json = rp->opts.json;
 	size_t i, j;
 	int first = 1;
 
+	/* images still pending at the end lost chunks too */
+	pr_store_flowjit_stats(&rp->store, &fj);
+	fj_missing = fj.incomplete + fj.pending;
+	fj_malformed = fj.bad_records - fj.too_large;
 	for (i = 0; i < d->nq; ++i) {
 		aux += rp->q[i].size;
 		nsync += d->q[i].nsync;
@@ -159,11 +163,11 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			PRIu64 ",\"buildid_mismatch\":%" PRIu64
 			",\"ksymbols\":%" PRIu64 ",\"bpf_loads\":%" PRIu64
 			",\"text_pokes\":%" PRIu64 "}",
-			c->fj_records, c->fj_ignored, fj->complete,
-			fj->bad_csum, fj->incomplete, fj->overlap,
-			fj->too_large, fj->bad_records, fj->unknown_version,
-			c->fj_retired, c->fj_retire_unmatched, c->lost,
-			c->lost_events, c->lost_samples, c->aux_truncated,
+			c->fj_records, c->fj_ignored, fj.images,
+			fj.csum_errors, fj_missing, fj.overlaps,
+			fj.too_large, fj_malformed, fj.unknown_version,
+			rp->store.fj_retired, rp->store.fj_retire_unmatched,
+			c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
 			rp->store.files_missing, rp->store.buildid_mismatch,
 			c->ksymbols, c->bpf_loads, c->text_pokes);
@@ -189,16 +193,16 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	fprintf(out, "overflows:              %" PRIu64 "\n", novf);
 	fprintf(out, "flowjit records:        %" PRIu64 "%s\n", c->fj_records,
 		c->fj_ignored ? " (ignored: --no-flowjit)" : "");
-	fprintf(out, "  images resolved:      %" PRIu64 "\n", fj->complete);
+	fprintf(out, "  images resolved:      %" PRIu64 "\n", fj.images);
 	fprintf(out, "  incomplete:           %" PRIu64 " (bad checksum %"
 		PRIu64 ", missing chunks %" PRIu64 ", overlapping chunks %"
 		PRIu64 ", too large %" PRIu64 ")\n",
-		fj->bad_csum + fj->incomplete + fj->overlap + fj->too_large,
-		fj->bad_csum, fj->incomplete, fj->overlap, fj->too_large);
+		fj.csum_errors + fj_missing + fj.overlaps + fj.too_large,
+		fj.csum_errors, fj_missing, fj.overlaps, fj.too_large);
 	fprintf(out, "  malformed records:    %" PRIu64 " (unknown version %"
-		PRIu64 ")\n", fj->bad_records, fj->unknown_version);
+		PRIu64 ")\n", fj_malformed, fj.unknown_version);
 	fprintf(out, "  retired:              %" PRIu64 " (unmatched %" PRIu64
-		")\n", c->fj_retired, c->fj_retire_unmatched);
+		")\n", rp->store.fj_retired, rp->store.fj_retire_unmatched);
 	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64
 		" PERF_RECORD_LOST)\n", c->lost, c->lost_events);
 	fprintf(out, "AUX truncated:          %" PRIu64 "\n", c->aux_truncated);

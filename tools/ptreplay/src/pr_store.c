@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pr_store: the code store versioned by (address space, range, time).
+ * pr_store: the code store versioned by (address space, range, time):
+ * its own regions and the flowjit images of the library's store.
  */
 #include "pr_store.h"
 #include "pr_sym.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +43,10 @@ void pr_store_fini(struct pr_store *store)
 		pr_elf_free(f->elf);
 		free(f->path);
 	}
+	for (i = 0; i < store->nfjv; ++i)
+		free(store->fjv[i].name);
+	free(store->fjv);
+	flowjit_store_free(store->fj);
 	free(store->rgn);
 	free(store->max_end);
 	free(store->files);
@@ -52,7 +60,7 @@ struct pr_region *pr_store_add(struct pr_store *store,
 
 	if (!store || !rgn || store->frozen || rgn->end <= rgn->start)
 		return NULL;
-	if (store->nrgn >= PR_STORE_MAX_REGIONS) {
+	if (store->nrgn + store->nfjv >= PR_STORE_MAX_REGIONS) {
 		store->dropped += 1;
 		return NULL;
 	}
@@ -75,7 +83,8 @@ struct pr_region *pr_store_add(struct pr_store *store,
 	}
 	if (!r->t_end)
 		r->t_end = UINT64_MAX;
-	r->seq = store->nrgn;
+	r->rev = NULL;
+	r->seq = store->seq++;
 	store->nrgn += 1;
 	return r;
 }
@@ -199,6 +208,169 @@ size_t pr_store_retire(struct pr_store *store, uint32_t space,
 	return n;
 }
 
+/* The name of a flowjit image until a KSYMBOL names it. */
+static void pr_fj_name(char *buf, size_t size, const struct flowjit_rev *rev)
+{
+	switch (rev->kind) {
+	case FLOWJIT_KIND_BPF_PROG:
+		snprintf(buf, size, "bpf_prog_%" PRIu64, rev->id);
+		break;
+	case FLOWJIT_KIND_BPF_SUBPROG:
+		snprintf(buf, size, "bpf_prog_%" PRIu64 "_sub%u", rev->id,
+			 rev->sub);
+		break;
+	case FLOWJIT_KIND_USER_JIT:
+		snprintf(buf, size, "jit:%u:0x%" PRIx64, rev->pid, rev->start);
+		break;
+	default:
+		snprintf(buf, size, "flowjit:%u:0x%" PRIx64, rev->kind,
+			 rev->start);
+		break;
+	}
+}
+
+/* Add the view of revision @rev.  Returns it, or NULL if out of memory. */
+static struct pr_region *pr_store_add_view(struct pr_store *store,
+					   const struct flowjit_rev *rev)
+{
+	struct pr_region *v;
+	char name[64];
+
+	if (store->nfjv == store->capfjv) {
+		size_t cap = store->capfjv ? 2 * store->capfjv : 64;
+
+		v = realloc(store->fjv, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		store->fjv = v;
+		store->capfjv = cap;
+	}
+	pr_fj_name(name, sizeof(name), rev);
+	v = &store->fjv[store->nfjv];
+	memset(v, 0, sizeof(*v));
+	v->name = strdup(name);
+	if (!v->name)
+		return NULL;
+	v->space = rev->asid == FLOWJIT_ASID_KERNEL ? 0 : rev->pid;
+	v->kind = PR_RGN_FLOWJIT;
+	v->start = rev->start;
+	v->end = rev->end;
+	v->t_start = rev->time;
+	v->t_end = UINT64_MAX;
+	v->bytes = rev->bytes;
+	v->nbytes = rev->end - rev->start;
+	v->rev = rev;
+	v->seq = store->seq++;
+	store->nfjv += 1;
+	return v;
+}
+
+/* The view of revision @rev (views are in the order of rev->seq). */
+static struct pr_region *pr_store_view(const struct pr_store *store,
+				       const struct flowjit_rev *rev)
+{
+	size_t lo = 0, hi = store->nfjv;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (store->fjv[mid].rev->seq < rev->seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < store->nfjv && store->fjv[lo].rev == rev ?
+	       &store->fjv[lo] : NULL;
+}
+
+/* Does a flowjit image of @asid have code live at @time somewhere in
+ * [start, end)?  (What a retire record of that range would hide.)
+ */
+static int pr_store_fj_live_in(struct pr_store *store, uint64_t asid,
+			       uint64_t start, uint64_t end, uint64_t time)
+{
+	uint64_t ip = start, hi;
+
+	while (ip < end) {
+		store->work += 1;
+		if (flowjit_store_lookup(store->fj, asid, ip, time, false, NULL,
+					 &hi))
+			return 1;
+		if (hi <= ip)
+			break;
+		ip = hi;
+	}
+	return 0;
+}
+
+int pr_store_add_flowjit(struct pr_store *store, const void *body,
+			 size_t size, uint64_t time, int has_time)
+{
+	const struct flowjit_record *rec;
+	const struct flowjit_rev *rev;
+	struct flowjit_chunk chunk;
+	uint64_t end;
+	int err;
+
+	if (!store || !body || store->frozen)
+		return 0;
+	if (!store->fj) {
+		store->fj = flowjit_store_alloc();
+		if (!store->fj)
+			return -1;
+	}
+	err = flowjit_chunk_parse(&chunk, body, size, NULL);
+	if (!err && !has_time)
+		err = -EINVAL;
+	if (err) {
+		flowjit_store_add_refused(store->fj, err);
+		return 0;
+	}
+	rec = &chunk.rec;
+	if (rec->op == FLOWJIT_OP_RETIRE) {
+		end = rec->addr + rec->len < rec->addr ? UINT64_MAX :
+		      rec->addr + rec->len;
+		if (pr_store_fj_live_in(store, rec->asid, rec->addr, end, time))
+			store->fj_retired += 1;
+		else
+			store->fj_retire_unmatched += 1;
+	} else if (store->nrgn + store->nfjv >= PR_STORE_MAX_REGIONS) {
+		store->dropped += 1;
+		return 0;
+	}
+	if (flowjit_store_add_chunk(store->fj, &chunk, time, &rev) < 0)
+		return -1;
+	if (rev && !pr_store_add_view(store, rev))
+		return -1;
+	return 0;
+}
+
+void pr_store_name_flowjit(struct pr_store *store, uint64_t addr,
+			   uint64_t time, const char *name)
+{
+	const struct flowjit_rev *rev;
+	struct pr_region *v;
+	char *n;
+
+	if (!store || !store->fj || store->frozen)
+		return;
+	rev = flowjit_store_find(store->fj, FLOWJIT_ASID_KERNEL, addr, time);
+	v = rev && rev->start == addr ? pr_store_view(store, rev) : NULL;
+	n = v ? strdup(name) : NULL;
+	if (n) {
+		free(v->name);
+		v->name = n;
+	}
+}
+
+void pr_store_flowjit_stats(const struct pr_store *store,
+			    struct flowjit_store_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	if (store && store->fj)
+		flowjit_store_stats(store->fj, stats);
+}
+
 static int pr_rgn_cmp(const void *a, const void *b)
 {
 	const struct pr_region *x = a, *y = b;
@@ -279,6 +451,41 @@ static int pr_rgn_better(const struct pr_region *a, const struct pr_region *b,
 	return a->seq > b->seq;
 }
 
+/* Combine the answer of the flowjit images with @best, the regions' for
+ * (@space, @ip, @time), into the one that started last or, if neither
+ * has code live at @time, becomes live first; narrow [*lo, *hi) to where
+ * both answers stay the same.
+ */
+static const struct pr_region *pr_store_find_fj(const struct pr_store *store,
+						uint32_t space, uint64_t ip,
+						uint64_t time,
+						const struct pr_region *best,
+						uint64_t *lo, uint64_t *hi)
+{
+	const struct flowjit_rev *rev;
+	const struct pr_region *v;
+	uint64_t asid = FLOWJIT_ASID_KERNEL, flo, fhi;
+	int live = best && best->t_start <= time;
+
+	if (!store->fj)
+		return best;
+	/* a process without images has no flowjit code */
+	if (space && flowjit_store_pid_asid(store->fj, space, time, &asid))
+		return best;
+	pr_store_work += 1;
+	/* a later image only if no region is live */
+	rev = flowjit_store_lookup(store->fj, asid, ip, time, !live, &flo,
+				   &fhi);
+	if (flo > *lo)
+		*lo = flo;
+	if (fhi < *hi)
+		*hi = fhi;
+	v = rev ? pr_store_view(store, rev) : NULL;
+	if (v && (!best || pr_rgn_better(v, best, time)))
+		best = v;
+	return best;
+}
+
 static const struct pr_region *pr_store_find(const struct pr_store *store,
 					     uint32_t space, uint64_t ip,
 					     uint64_t time, uint64_t *plo,
@@ -337,6 +544,7 @@ static const struct pr_region *pr_store_find(const struct pr_store *store,
 		if (!best || pr_rgn_better(r, best, time))
 			best = r;
 	}
+	best = pr_store_find_fj(store, space, ip, time, best, &lo, &hi);
 	if (plo)
 		*plo = lo;
 	if (phi)

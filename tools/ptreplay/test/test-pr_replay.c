@@ -16,6 +16,7 @@ static uint8_t *scenario(size_t *size)
 static struct prt_result load_scenario(void)
 {
 	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct flowjit_store_stats fj;
 	struct pr_replay rp;
 	const struct pr_region *r;
 	size_t size;
@@ -28,30 +29,33 @@ static struct prt_result load_scenario(void)
 	prt_uint_eq(pr_replay_pid(&rp, 100), 100);
 	prt_uint_eq(rp.cnt.lost, 3);
 	prt_uint_eq(rp.cnt.lost_events, 1);
-	prt_uint_eq(rp.fj.counts.complete, 4);
-	prt_uint_eq(rp.fj.counts.bad_csum, 1);
-	prt_uint_eq(rp.fj.counts.incomplete, 1);
-	prt_uint_eq(rp.cnt.fj_retired, 1);
+	pr_store_flowjit_stats(&rp.store, &fj);
+	prt_uint_eq(fj.images, 4);
+	prt_uint_eq(fj.csum_errors, 1);
+	/* the image missing a chunk is still waiting for it */
+	prt_uint_eq(fj.incomplete + fj.pending, 1);
+	prt_uint_eq(rp.store.fj_retired, 1);
+	prt_uint_eq(rp.store.fj_retire_unmatched, 0);
 	prt_uint_eq(rp.cnt.ksymbols, 3);
 	prt_int_eq(rp.info.valid, 1);
 
 	/* the BPF address holds prog 7 at 1500 and prog 8 at 3000 */
 	r = pr_store_lookup(&rp.store, 0, MKP_KADDR, 1500, NULL, NULL);
 	prt_ptr(r);
-	prt_uint_eq(r->fj_id, 7);
+	prt_uint_eq(r->rev->id, 7);
 	prt_str_eq(r->name, "bpf_prog_aaaa_A");
 	r = pr_store_lookup(&rp.store, 0, MKP_KADDR, 3000, NULL, NULL);
 	prt_ptr(r);
-	prt_uint_eq(r->fj_id, 8);
+	prt_uint_eq(r->rev->id, 8);
 	prt_str_eq(r->name, "bpf_prog_bbbb_B");
 	/* the JIT page's revisions */
 	r = pr_store_lookup(&rp.store, 100, 0x10000, 1500, NULL, NULL);
 	prt_ptr(r);
-	prt_uint_eq(r->revision, 1);
+	prt_uint_eq(r->rev->revision, 1);
 	prt_str_eq(r->name, "jit:100:0x10000");
 	r = pr_store_lookup(&rp.store, 100, 0x10000, 3500, NULL, NULL);
 	prt_ptr(r);
-	prt_uint_eq(r->revision, 2);
+	prt_uint_eq(r->rev->revision, 2);
 	/* incomplete images give no code */
 	prt_null(pr_store_lookup(&rp.store, 100, 0x30000, 3500, NULL, NULL));
 	prt_null(pr_store_lookup(&rp.store, 100, 0x40000, 3500, NULL, NULL));
@@ -64,6 +68,7 @@ static struct prt_result load_no_flowjit(void)
 {
 	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1,
 				       .no_flowjit = 1 };
+	struct flowjit_store_stats fj;
 	struct pr_replay rp;
 	size_t size;
 	uint8_t *f = scenario(&size);
@@ -72,7 +77,9 @@ static struct prt_result load_no_flowjit(void)
 	prt_int_eq(pr_replay_load(&rp, f, size), 0);
 	prt_uint_eq(rp.cnt.fj_records, 14);
 	prt_uint_eq(rp.cnt.fj_ignored, 14);
-	prt_uint_eq(rp.fj.counts.complete, 0);
+	pr_store_flowjit_stats(&rp.store, &fj);
+	prt_uint_eq(fj.records, 0);
+	prt_uint_eq(fj.images, 0);
 	prt_null(pr_store_lookup(&rp.store, 100, 0x10000, 1500, NULL, NULL));
 	pr_replay_fini(&rp);
 	free(f);
@@ -180,6 +187,98 @@ static struct prt_result text_poke(void)
 	return prt_passed();
 }
 
+/* A file for exec_and_retire(): process 100 runs a JIT page of asid 1 at
+ * 0x10000, execs at 2000 (the kernel's retire record of asid 1, the COMM
+ * exec only at 2500, as perf may write them) and runs another JIT page
+ * at the same address from 3000 in asid 2; a second image of asid 2 at
+ * 0x20000 has [0x20004, 0x20008) retired at 3100.
+ */
+static uint8_t *exec_file(size_t *size)
+{
+	static const uint8_t old_page[] = { 0x90, 0x90, 0x90, 0x90 };
+	static const uint8_t new_page[] = { 0xcc, 0xcc, 0xcc, 0xcc };
+	static const uint8_t code[16] = { 0x90, 0x90, 0x90, 0x90, 0xc3, 0xc3,
+					  0xc3, 0xc3, 0x90, 0x90, 0x90, 0x90 };
+	struct mkp m = { 0 };
+	uint8_t *f;
+
+	mkp_auxtrace_info(&m);
+	mkp_comm(&m, 100, 100, "jitter", 0, 10);
+	mkp_flowjit(&m, FLOWJIT_KIND_USER_JIT, 1, 100, 0x10000, old_page,
+		    sizeof(old_page), 0, 1, 1000, 4096, -1, 0, flowjit_csum);
+	mkp_flowjit_rec(&m, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_RETIRE, 1, 100,
+			0, 0x7ffffffff000ULL, 0, 0, 0, NULL, 0, 0, 2000);
+	mkp_comm(&m, 100, 100, "jitter2", 1, 2500);
+	mkp_flowjit(&m, FLOWJIT_KIND_USER_JIT, 2, 100, 0x10000, new_page,
+		    sizeof(new_page), 0, 1, 3000, 4096, -1, 0, flowjit_csum);
+	mkp_flowjit(&m, FLOWJIT_KIND_USER_JIT, 2, 100, 0x20000, code,
+		    sizeof(code), 0, 1, 3000, 4096, -1, 0, flowjit_csum);
+	mkp_flowjit_rec(&m, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_RETIRE, 2, 100,
+			0x20004, 4, 0, 0, 0, NULL, 0, 0, 3100);
+	mkp_auxtrace(&m, (const uint8_t *)"\x02\x82", 2, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
+}
+
+/* An exec keeps the pid but not the code: the old image of an address is
+ * not read once the exec retired its address space, though the new
+ * image there comes later; a retire record of part of an image hides
+ * that part only.
+ */
+static struct prt_result exec_and_retire(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	uint8_t buf[16];
+	size_t size;
+	uint8_t *f = exec_file(&size);
+
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	prt_uint_eq(rp.cnt.execs, 1);
+	/* before the exec: the old page */
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x10000, 1500, buf, 4), 4);
+	prt_uint_eq(buf[0], 0x90);
+	/* after it, before the new page's time: the new page (a decoder's
+	 * time lags), never the old one
+	 */
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x10000, 2200, buf, 4), 4);
+	prt_uint_eq(buf[0], 0xcc);
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x10000, 3500, buf, 4), 4);
+	prt_uint_eq(buf[0], 0xcc);
+	/* the retired part reads as nothing, the rest of the image stays */
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x20000, 3050, buf, 16), 16);
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x20000, 3200, buf, 16), 4);
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x20004, 3200, buf, 4), 0);
+	prt_uint_eq(pr_store_read(&rp.store, 100, 0x20008, 3200, buf, 8), 8);
+	prt_uint_eq(buf[0], 0x90);
+	pr_replay_fini(&rp);
+	free(f);
+	return prt_passed();
+}
+
+/* The same file's counts: both retire records hid code. */
+static struct prt_result exec_and_retire_counts(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct flowjit_store_stats fj;
+	struct pr_replay rp;
+	size_t size;
+	uint8_t *f = exec_file(&size);
+
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), 0);
+	pr_store_flowjit_stats(&rp.store, &fj);
+	prt_uint_eq(fj.images, 3);
+	prt_uint_eq(fj.retires, 2);
+	prt_uint_eq(rp.store.fj_retired, 2);
+	prt_uint_eq(rp.store.fj_retire_unmatched, 0);
+	pr_replay_fini(&rp);
+	free(f);
+	return prt_passed();
+}
+
 /* Every truncation and byte flips of the file: load fails or succeeds,
  * never crashes (the sanitizer build checks the bounds).
  */
@@ -234,6 +333,10 @@ int main(void)
 		"a time", on_cpu);
 	prt_run(suite, "pr_replay: TEXT_POKE bytes replace kernel code from "
 		"the poke's time on", text_poke);
+	prt_run(suite, "pr_replay: an exec keeps the pid, not the JIT code; a "
+		"partial retire hides its part only", exec_and_retire);
+	prt_run(suite, "pr_replay: retire records that hid code are counted "
+		"retired", exec_and_retire_counts);
 	prt_run(suite, "pr_replay: truncated and corrupted files load or fail "
 		"cleanly, and decode", hostile);
 	return prt_exit(&suite);

@@ -250,9 +250,23 @@ static int span_bounds(void)
 	/* late: counted as such */
 	TAP_CHECK(flowjit_store_span(st, 5, UJIT, 10, true, &bytes, &r, &reads) == 100);
 	TAP_CHECK(r && r->time == 100 && reads.late == 1 && reads.at_time == 1);
-	/* no answer: [ip, ip + 1), nothing counted */
+	/* no answer: up to the page, nothing counted */
 	TAP_CHECK(!flowjit_store_lookup(st, 5, UJIT - 1, 200, true, &lo, &hi));
-	TAP_CHECK(lo == UJIT - 1 && hi == UJIT);
+	TAP_CHECK(lo == 0 && hi == UJIT);
+	/* after the page: to the end of the address space */
+	TAP_CHECK(!flowjit_store_lookup(st, 5, UJIT + 4096, 200, true, &lo, &hi));
+	TAP_CHECK(lo == UJIT + 4096 && hi == UINT64_MAX);
+	TAP_CHECK(!flowjit_store_lookup(st, 5, UINT64_MAX, 200, true, &lo, &hi));
+	TAP_CHECK(lo == UJIT + 4096 && hi == UINT64_MAX);
+	/* not live yet and no late answer asked: the page's time is 100 */
+	TAP_CHECK(!flowjit_store_lookup(st, 5, UJIT + 8, 10, false, &lo, &hi));
+	TAP_CHECK(lo == UJIT && hi == UJIT + 100);
+	/* the same, where the retire record's ends bound the range */
+	TAP_CHECK(!flowjit_store_lookup(st, 5, UJIT + 1008, 60, false, &lo, &hi));
+	TAP_CHECK(lo == UJIT + 1000 && hi == UJIT + 1024);
+	/* no such address space */
+	TAP_CHECK(!flowjit_store_lookup(st, 6, UJIT, 200, true, &lo, &hi));
+	TAP_CHECK(lo == 0 && hi == UINT64_MAX);
 	TAP_CHECK(!flowjit_store_span(st, 5, UJIT - 1, 200, true, &bytes, &r, &reads) && !r);
 	TAP_CHECK(reads.late == 1 && reads.at_time == 1);
 	flowjit_store_free(st);
@@ -429,7 +443,7 @@ static int dropped(void)
 	c.rec.len = 1ULL << 40;
 	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 30, &added) && !added);
 	s = stats(st);
-	TAP_CHECK(s.bad_records == 3 && s.unknown_version == 2);
+	TAP_CHECK(s.bad_records == 3 && s.unknown_version == 2 && s.too_large == 1);
 	TAP_CHECK(!flowjit_store_read(st, 0, KBPF, 40, true, out, 16, NULL));
 	/* in order: one image; its head again counts the copy with a gap */
 	for (off = 0; off < len; off += n) {
@@ -441,10 +455,50 @@ static int dropped(void)
 	}
 	s = stats(st);
 	TAP_CHECK(added && s.revs == 1 && s.images == 1 && s.chunk_errors == 1);
+	TAP_CHECK(s.incomplete == 1 && !s.overlaps);
 	TAP_CHECK(flowjit_store_read(st, 0, KBPF + FLOWJIT_CHUNK_MAX - 8, 50, false, out, 16,
 				     NULL) == 16 &&
 		  !memcmp(out, big + FLOWJIT_CHUNK_MAX - 8, 16));
 	TAP_CHECK(s.records == 2 + 3 + 4 + 1 + 3);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/* chunk errors also counted by image: overlaps, heads again, evictions */
+static int chunk_counts(void)
+{
+	static uint8_t obj[32];
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *added;
+	struct flowjit_store_stats s;
+	struct flowjit_chunk c;
+	int i;
+
+	TAP_CHECK(st);
+	/* [8, 16) twice: all bytes there, dropped as an overlap */
+	chunk(&c, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, UJIT, 32, 1, obj, 0, 16);
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 10, &added) && !added);
+	chunk(&c, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, UJIT, 32, 1, obj, 8, 24);
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 11, &added) && !added);
+	s = stats(st);
+	TAP_CHECK(s.overlaps == 1 && !s.incomplete && s.chunk_errors == 1 && !s.pending);
+	/* a head twice: the first copy lost its tail; the second completes */
+	chunk(&c, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, UJIT, 32, 2, obj, 0, 16);
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 20, &added) && !added);
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 21, &added) && !added);
+	chunk(&c, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, UJIT, 32, 2, obj, 16, 16);
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 22, &added) && added);
+	s = stats(st);
+	TAP_CHECK(s.overlaps == 1 && s.incomplete == 1 && s.chunk_errors == 2 && s.images == 1);
+	/* one more pending image than there is room for: the oldest goes */
+	for (i = 0; i <= FLOWJIT_PENDING_MAX; i++) {
+		chunk(&c, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, 5, 77, UJIT + 64 * i, 32, 3,
+		      obj, 0, 16);
+		TAP_CHECK(!flowjit_store_add_chunk(st, &c, 30 + i, &added) && !added);
+	}
+	s = stats(st);
+	TAP_CHECK(s.incomplete == 2 && s.chunk_errors == 3 && s.pending == FLOWJIT_PENDING_MAX);
+	TAP_CHECK(s.overlaps == 1 && !s.too_large && !s.bad_records);
 	flowjit_store_free(st);
 	return 0;
 }
@@ -465,7 +519,8 @@ static int null_args(void)
 	TAP_CHECK(flowjit_store_add_chunk(NULL, &c, 0, NULL) == -EINVAL);
 	TAP_CHECK(flowjit_store_add_record(NULL, &c, sizeof(c), 0, NULL, NULL) == -EINVAL);
 	TAP_CHECK(!flowjit_store_find(NULL, 0, 0, 0) && !flowjit_store_find_late(NULL, 0, 0, 0));
-	TAP_CHECK(!flowjit_store_lookup(NULL, 0, 5, 0, true, &lo, &hi) && lo == 5 && hi == 6);
+	TAP_CHECK(!flowjit_store_lookup(NULL, 0, 5, 0, true, &lo, &hi));
+	TAP_CHECK(lo == 0 && hi == UINT64_MAX);
 	TAP_CHECK(!flowjit_store_span(NULL, 0, 0, 0, true, &bytes, NULL, NULL));
 	TAP_CHECK(!flowjit_store_read(NULL, 0, 0, 0, true, out, 4, NULL));
 	TAP_CHECK(flowjit_store_pid_asid(NULL, 1, 0, &lo) == -EINVAL);
@@ -586,9 +641,12 @@ static int store_random(uint64_t seed)
 		r = flowjit_store_lookup(st, asid, ip, time, late, &lo, &hi);
 		TAP_CHECK(ref < 0 ? !r : r && r->revision == (uint32_t)ref);
 		TAP_CHECK(lo <= ip && ip < hi);
-		if (!r)
-			continue;
-		TAP_CHECK(lo >= r->start && hi <= r->end);
+		TAP_CHECK(!r || (lo >= r->start && hi <= r->end));
+		/* without an answer: as far as records go, and up to them */
+		if (lo < UJIT - 8)
+			lo = UJIT - 8;
+		if (hi > UJIT + RND_SPAN + RND_MAXLEN + 8)
+			hi = UJIT + RND_SPAN + RND_MAXLEN + 8;
 		for (a = lo; a < hi; a++)
 			TAP_CHECK(rnd_ref_lookup(recs, RND_RECS, asid, a, time, late) == ref);
 	}
@@ -601,8 +659,10 @@ static int random_against_reference(void)
 	uint64_t seed, first = 1, last = 16;
 	int line;
 
-	if (getenv("FLOWJIT_TEST_SEED"))
-		first = last = strtoull(getenv("FLOWJIT_TEST_SEED"), NULL, 0);
+	if (getenv("FLOWJIT_TEST_SEED")) {
+		first = strtoull(getenv("FLOWJIT_TEST_SEED"), NULL, 0);
+		last = first;
+	}
 	printf("# store: random seeds %llu..%llu (FLOWJIT_TEST_SEED=N runs one)\n",
 	       (unsigned long long)first, (unsigned long long)last);
 	for (seed = first; seed <= last; seed++) {
@@ -679,9 +739,8 @@ static int benchmark(void)
 			read_s += now() - t0;
 		}
 	}
-	printf("# store: %d revisions, %d retire records, %d reads of 16 bytes: %.3f s"
-	       " (adds %.3f s, reads %.3f s)\n", 2 * PAGES, PAGES, 4 * PAGES,
-	       now() - start, add_s, read_s);
+	printf("# store: %d revisions, %d retires, %d reads: %.3f s (adds %.3f, reads %.3f)\n",
+	       2 * PAGES, PAGES, 4 * PAGES, now() - start, add_s, read_s);
 	TAP_CHECK(stats(st).revs == 2 * PAGES && found > PAGES);
 	TAP_CHECK(now() - start < 5.0);
 	flowjit_store_free(st);
@@ -702,7 +761,7 @@ int main(void)
 	tap_run(overlap,
 		"store: a small image over a page, reads across pages of different times");
 	tap_run(span_bounds,
-		"store: span and lookup's [lo, hi) stop where another revision or retire record begins or ends");
+		"store: span and lookup's [lo, hi) stop where another revision or retire record begins or ends, with an answer or without");
 	tap_run(retire_reuse,
 		"store: a retired address reused by another program; a whole address space retired");
 	tap_run(retire_part,
@@ -711,6 +770,8 @@ int main(void)
 		"store: pid -> asid by time: out of order images, exit, exec, ties, kernel and pid 0");
 	tap_run(dropped,
 		"store: gaps, bad CRC-32C, malformed, unknown version and huge images are counted and dropped");
+	tap_run(chunk_counts,
+		"store: overlaps and images missing chunks are also counted by image");
 	tap_run(null_args,
 		"store: NULL arguments are -EINVAL or no answer; free takes NULL");
 	tap_run(random_against_reference,
