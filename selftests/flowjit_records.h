@@ -38,7 +38,7 @@ struct fj_set {
 };
 
 static inline void fj_note(const struct perf_event_header *hdr,
-			   const struct sb_id *id, void *arg)
+			   const struct flowjit_sample_id *id, void *arg)
 {
 	struct fj_set *set = arg;
 	const struct flowjit_record *rec;

@@ -44,7 +44,7 @@ struct text_log {
 };
 
 static void text_note(const struct perf_event_header *hdr,
-		      const struct sb_id *id, void *arg)
+		      const struct flowjit_sample_id *id, void *arg)
 {
 	struct text_log *log = arg;
 	const uint8_t *p = (const uint8_t *)(hdr + 1);

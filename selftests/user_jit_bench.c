@@ -85,7 +85,7 @@ struct count {
 };
 
 static void count_rec(const struct perf_event_header *hdr,
-		      const struct sb_id *id, void *arg)
+		      const struct flowjit_sample_id *id, void *arg)
 {
 	struct count *c = arg;
 	const struct flowjit_record *rec = (const void *)(hdr + 1);

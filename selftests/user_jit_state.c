@@ -132,7 +132,7 @@ TEST_F(state, new_event_gets_pages_again)
 }
 
 static void count_lost(const struct perf_event_header *hdr,
-		       const struct sb_id *id, void *arg)
+		       const struct flowjit_sample_id *id, void *arg)
 {
 	const struct flowjit_record *rec = (const void *)(hdr + 1);
 	int *images = arg;
