@@ -78,6 +78,8 @@ typedef void (*flowjit_ring_fn)(const struct perf_event_header *hdr, void *arg);
  * counts of PERF_RECORD_LOST records into ring->lost, and give the space
  * back to the kernel. A record whose size is below its header's stops
  * the reading there (the ring is corrupt). Returns the records handed out.
+ * It uses ring->page and ring->data_size only: a ring its caller mapped
+ * (with an AUX area, say) is read through a struct filled in by hand.
  */
 int flowjit_ring_drain(struct flowjit_ring *ring, flowjit_ring_fn fn, void *arg);
 
