@@ -50,6 +50,10 @@ static void text_note(const struct perf_event_header *hdr,
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
 	struct poke *k;
 
+	/*
+	 * the asid field as the kernel wrote it, unparsed: a user-only event
+	 * must get no record of kernel code, even one the parser would refuse
+	 */
 	if (hdr->type == PERF_RECORD_FLOWJIT) {
 		const struct flowjit_record *rec = (const void *)p;
 
