@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 
+#include "flowjit_ring.h"
+
 #define FJAX_MAGIC	0x58414a46u	/* "FJAX" */
 #define FJAX_REC	64
 /* the most attr.config may ask for, see kernel/flowjit/aux_test.c */
@@ -165,38 +167,36 @@ static inline uint64_t ax_lost(struct ax_event *ev)
 	return v;
 }
 
-/* read the PERF_RECORD_AUX records of the data ring */
+/* count a PERF_RECORD_AUX record: aux_offset, aux_size, flags */
+static inline void ax_note_aux(const struct perf_event_header *hdr, void *arg)
+{
+	struct ax_event *ev = arg;
+	uint64_t rec[3];
+
+	if (hdr->type != PERF_RECORD_AUX ||
+	    hdr->size < sizeof(*hdr) + sizeof(rec))
+		return;
+	memcpy(rec, hdr + 1, sizeof(rec));
+	ev->aux_records++;
+	ev->aux_bytes += rec[1];
+	if (rec[2] & PERF_AUX_FLAG_TRUNCATED) {
+		ev->truncated++;
+		if (ev->nr_trunc_end < 256)
+			ev->trunc_end[ev->nr_trunc_end++] = rec[0] + rec[1];
+	}
+}
+
+/*
+ * read the PERF_RECORD_AUX records of the data ring, with
+ * tools/lib/flowjit's reader (the event maps its ring with its AUX area)
+ */
 static inline void ax_drain_aux_records(struct ax_event *ev)
 {
-	uint64_t head = __atomic_load_n(&ev->pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = ev->pg->data_tail;
-	char *data = (char *)ev->pg + ev->page_size;
+	struct flowjit_ring ring = {
+		.fd = ev->fd, .page = ev->pg, .data_size = ev->data_size,
+	};
 
-	while (tail < head) {
-		struct perf_event_header hdr;
-		uint64_t rec[4];
-		size_t i, off;
-
-		for (i = 0; i < sizeof(hdr); i++)
-			((char *)&hdr)[i] = data[(tail + i) % ev->data_size];
-		if (hdr.size < sizeof(hdr))
-			break;
-		if (hdr.type == PERF_RECORD_AUX) {
-			off = tail + sizeof(hdr);
-			for (i = 0; i < 3 * sizeof(uint64_t); i++)
-				((char *)rec)[i] = data[(off + i) % ev->data_size];
-			ev->aux_records++;
-			ev->aux_bytes += rec[1];
-			if (rec[2] & PERF_AUX_FLAG_TRUNCATED) {
-				ev->truncated++;
-				if (ev->nr_trunc_end < 256)
-					ev->trunc_end[ev->nr_trunc_end++] =
-						rec[0] + rec[1];
-			}
-		}
-		tail += hdr.size;
-	}
-	__atomic_store_n(&ev->pg->data_tail, tail, __ATOMIC_RELEASE);
+	flowjit_ring_drain(&ring, ax_note_aux, ev);
 }
 
 static inline bool ax_is_trunc_end(struct ax_event *ev, uint64_t pos)

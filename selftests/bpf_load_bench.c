@@ -62,7 +62,7 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void drop(const struct perf_event_header *hdr, const struct sb_id *id,
+static void drop(const struct perf_event_header *hdr, const struct flowjit_sample_id *id,
 		 void *arg)
 {
 	(void)hdr;

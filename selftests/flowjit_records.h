@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Collect PERF_RECORD_FLOWJIT records from a struct sb and reassemble the
- * images they carry, as a decoder would: each record checked, chunks told
- * apart and images checksummed by tools/lib/flowjit. The collection keeps
- * every object (retires and incomplete images too) with its times and
- * chunk count, and requires chunks in order: what the tests check of the
- * kernel, not what a reader needs.
+ * images they carry as a decoder would, with tools/lib/flowjit: each
+ * record checked by flowjit_reasm_parse(), the bytes of an image put
+ * together, overlaps refused and the CRC-32C checked by flowjit_reasm_add()
+ * (the library hands out an image whole or not at all).
+ *
+ * Beside it, a thin bookkeeping of what the tests check of the kernel and
+ * a reader does not need: every object is kept (retire records, and
+ * images that lost chunks or failed their checksum too), each with the
+ * times of its first and last chunk and its chunk count, and an image is
+ * complete only if its chunks came in order, back to back. The library
+ * takes chunks in any order and drops what it cannot hand out, as a
+ * reader should; the kernel writes an object's chunks in order, and the
+ * tests check that it does. So chunks are told apart into objects here
+ * too (with flowjit_rec_same_image(), the library's definition), by the
+ * object the last chunks went to, and flowjit_reasm_add()'s image is given
+ * to the object of the chunk that completed it.
  */
 #ifndef FLOWJIT_SELFTEST_RECORDS_H
 #define FLOWJIT_SELFTEST_RECORDS_H
@@ -20,74 +31,90 @@ struct fj_obj {
 	struct flowjit_record rec;	/* of the first chunk */
 	uint64_t time;			/* of the first chunk */
 	uint64_t last_time;		/* of the last chunk seen */
-	uint8_t *bytes;			/* rec.len bytes, for images */
-	uint64_t got;			/* bytes received */
+	/*
+	 * rec.len bytes, for images: the library's image once it handed it
+	 * out (every byte once, CRC-32C good), zeros until then
+	 */
+	uint8_t *bytes;
+	uint64_t next_off;		/* chunk_off of the next chunk in order */
 	int chunks;
-	bool bad_chunk;			/* overlap, out of range, mismatch */
+	bool bad_chunk;			/* a chunk out of order */
+	bool reassembled;		/* the library handed out its image */
 };
 
+/* A set collected from zero (calloc() it, or memset() it to 0). */
 struct fj_set {
 	struct fj_obj obj[FJ_MAX_OBJS];
 	int nr;
-	int records;
-	int bad_version;
-	int bad_records;		/* refused by flowjit_chunk_parse() */
+	int records;			/* the library's counts, as ints: */
+	int bad_version;		/* -EOPNOTSUPP from the parser */
+	int bad_records;		/* -EINVAL from the parser */
 	int unordered;			/* a record older than its ring's last */
 	uint64_t ring_last[SB_MAX_CPUS];
 	int ring;			/* ring being drained */
+	struct flowjit_reasm ra;	/* the reassembly, zeroed = initialised */
 };
 
+/* the object of @rec: chunks of one object are back to back */
+static inline struct fj_obj *fj_obj_of(struct fj_set *set,
+				       const struct flowjit_record *rec)
+{
+	int i;
+
+	for (i = set->nr - 1; i >= 0 && i >= set->nr - 64; i--)
+		if (flowjit_rec_same_image(&set->obj[i].rec, rec))
+			return &set->obj[i];
+	return NULL;
+}
+
 static inline void fj_note(const struct perf_event_header *hdr,
-			   const struct sb_id *id, void *arg)
+			   const struct flowjit_sample_id *id, void *arg)
 {
 	struct fj_set *set = arg;
 	const struct flowjit_record *rec;
+	struct flowjit_image img;
 	struct flowjit_chunk c;
-	struct fj_obj *o = NULL;
-	int i, err;
+	struct fj_obj *o;
+	int err;
 
 	if (id->time < set->ring_last[set->ring])
 		set->unordered++;
 	set->ring_last[set->ring] = id->time;
 	if (hdr->type != PERF_RECORD_FLOWJIT)
 		return;
-	set->records++;
-	err = flowjit_chunk_parse(&c, hdr + 1, hdr->size - sizeof(*hdr), NULL);
-	if (err == -EOPNOTSUPP)
-		set->bad_version++;
-	else if (err)
-		set->bad_records++;
+	err = flowjit_reasm_parse(&set->ra, &c, hdr + 1,
+				  hdr->size - sizeof(*hdr), NULL);
+	set->records = set->ra.counts.records;
+	set->bad_version = set->ra.counts.unknown_version;
+	set->bad_records = set->ra.counts.bad_records;
 	if (err)
 		return;
 	rec = &c.rec;
-	/* chunks of one object are back to back: look at recent ones */
-	for (i = set->nr - 1; i >= 0 && i >= set->nr - 64; i--) {
-		if (flowjit_rec_same_image(&set->obj[i].rec, rec)) {
-			o = &set->obj[i];
-			break;
-		}
-	}
-	if (!o || (rec->op == FLOWJIT_OP_IMAGE && o->got == o->rec.len)) {
+	o = fj_obj_of(set, rec);
+	if (!o || (rec->op == FLOWJIT_OP_IMAGE && o->next_off == o->rec.len)) {
 		if (set->nr == FJ_MAX_OBJS)
 			return;
 		o = &set->obj[set->nr++];
 		memset(o, 0, sizeof(*o));
 		o->rec = *rec;
 		o->time = id->time;
-		if (rec->op == FLOWJIT_OP_IMAGE)
-			o->bytes = calloc(1, rec->len ? rec->len : 1);
 	}
 	o->chunks++;
 	o->last_time = id->time;
 	if (rec->op != FLOWJIT_OP_IMAGE)
 		return;
 	/* the kernel writes an object's chunks in order */
-	if (rec->chunk_off != o->got) {
+	if (rec->chunk_off != o->next_off)
 		o->bad_chunk = true;
-		return;
+	else
+		o->next_off += rec->chunk_len;
+	if (flowjit_reasm_add(&set->ra, &c, id->time, &img) == 1) {
+		free(o->bytes);
+		o->bytes = img.bytes;
+		o->reassembled = true;
+	} else if (!o->bytes) {
+		o->bytes = calloc(1, rec->len ? rec->len : 1);
 	}
-	memcpy(o->bytes + rec->chunk_off, c.bytes, rec->chunk_len);
-	o->got += rec->chunk_len;
 }
 
 /* drain every ring of @sb into @set; returns the records seen */
@@ -116,12 +143,14 @@ static inline uint64_t fj_lost(const struct sb *sb)
 	return lost;
 }
 
-/* an image whose every chunk arrived and whose checksum holds */
+/*
+ * an image whose every chunk arrived, in order, and whose checksum holds
+ * (the library checked the bytes and the CRC-32C when it handed it out)
+ */
 static inline bool fj_complete(const struct fj_obj *o)
 {
-	return o->rec.op == FLOWJIT_OP_IMAGE && !o->bad_chunk &&
-	       o->got == o->rec.len &&
-	       flowjit_csum(o->bytes, o->rec.len) == o->rec.csum;
+	return o->rec.op == FLOWJIT_OP_IMAGE && o->reassembled &&
+	       !o->bad_chunk && o->next_off == o->rec.len;
 }
 
 /* a user JIT snapshot, by @pid unless @pid is 0 */
@@ -155,6 +184,7 @@ static inline void fj_reset(struct fj_set *set)
 
 	for (i = 0; i < set->nr; i++)
 		free(set->obj[i].bytes);
+	flowjit_reasm_fini(&set->ra);
 	memset(set, 0, sizeof(*set));
 }
 

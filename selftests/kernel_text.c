@@ -44,12 +44,16 @@ struct text_log {
 };
 
 static void text_note(const struct perf_event_header *hdr,
-		      const struct sb_id *id, void *arg)
+		      const struct flowjit_sample_id *id, void *arg)
 {
 	struct text_log *log = arg;
 	const uint8_t *p = (const uint8_t *)(hdr + 1);
 	struct poke *k;
 
+	/*
+	 * the asid field as the kernel wrote it, unparsed: a user-only event
+	 * must get no record of kernel code, even one the parser would refuse
+	 */
 	if (hdr->type == PERF_RECORD_FLOWJIT) {
 		const struct flowjit_record *rec = (const void *)p;
 

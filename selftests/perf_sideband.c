@@ -55,7 +55,7 @@ struct text_poke_rec {
 };
 
 static void note_record(const struct perf_event_header *hdr,
-			const struct sb_id *id, void *arg)
+			const struct flowjit_sample_id *id, void *arg)
 {
 	struct seen *s = arg;
 

@@ -2,7 +2,8 @@
 /*
  * Helpers for the flowjit selftests: one sideband (dummy) perf event per
  * CPU, each with its own ring buffer, and a reader that walks the records
- * of all of them.
+ * of all of them. Each ring is tools/lib/flowjit's flowjit_ring, as the
+ * samples read theirs.
  */
 #ifndef FLOWJIT_SELFTEST_SIDEBAND_H
 #define FLOWJIT_SELFTEST_SIDEBAND_H
@@ -20,6 +21,8 @@
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 
+#include "flowjit_ring.h"
+
 #define SB_MAX_CPUS	64
 #ifndef SB_DATA_PAGES
 #define SB_DATA_PAGES	64	/* ring buffer data pages per CPU */
@@ -29,34 +32,20 @@
 #define SB_SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
-struct sb_id {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu, res;
-	uint64_t id;
-};
-
-struct sb_ring {
-	int fd;
-	struct perf_event_mmap_page *page;
-	size_t data_size;
-	uint64_t lost;		/* sum of PERF_RECORD_LOST seen */
-};
-
+/* the rings of one event per CPU (or one, sb_open_task()) */
 struct sb {
 	int nr;
-	struct sb_ring ring[SB_MAX_CPUS];
+	struct flowjit_ring ring[SB_MAX_CPUS];
 };
 
-/* called with a copy of each record (wrap-around undone) */
+/* called with each record (wrap-around undone) and its sample_id */
 typedef void (*sb_record_fn)(const struct perf_event_header *hdr,
-			     const struct sb_id *id, void *arg);
+			     const struct flowjit_sample_id *id, void *arg);
 
 static inline int sb_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				     int cpu)
 {
-	return syscall(__NR_perf_event_open, attr, pid, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
+	return flowjit_perf_event_open(attr, pid, cpu);
 }
 
 static inline void sb_attr_init(struct perf_event_attr *attr)
@@ -71,6 +60,15 @@ static inline void sb_attr_init(struct perf_event_attr *attr)
 	attr->wakeup_watermark = 1;
 }
 
+static inline void sb_close(struct sb *sb)
+{
+	int i;
+
+	for (i = 0; i < sb->nr; i++)
+		flowjit_ring_close(&sb->ring[i]);
+	sb->nr = 0;
+}
+
 /*
  * Open @attr for task @pid (-1: all tasks) on every online CPU and map
  * each ring buffer. Returns 0 or -errno of the first failure; on failure
@@ -79,7 +77,6 @@ static inline void sb_attr_init(struct perf_event_attr *attr)
 static inline int sb_open_pid(struct sb *sb, struct perf_event_attr *attr,
 			      pid_t pid)
 {
-	long page_size = sysconf(_SC_PAGESIZE);
 	int cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, err;
 
@@ -87,31 +84,15 @@ static inline int sb_open_pid(struct sb *sb, struct perf_event_attr *attr,
 	if (cpus > SB_MAX_CPUS)
 		cpus = SB_MAX_CPUS;
 	for (i = 0; i < cpus; i++) {
-		struct sb_ring *r = &sb->ring[i];
-		size_t len = (1 + SB_DATA_PAGES) * page_size;
-
-		r->fd = sb_perf_event_open(attr, pid, i);
-		if (r->fd < 0)
-			goto fail;
-		r->page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       r->fd, 0);
-		if (r->page == MAP_FAILED) {
-			close(r->fd);
-			goto fail;
+		err = flowjit_ring_open(&sb->ring[i], attr, pid, i,
+					SB_DATA_PAGES);
+		if (err) {
+			sb_close(sb);
+			return err;
 		}
-		r->data_size = SB_DATA_PAGES * page_size;
 		sb->nr++;
 	}
 	return 0;
-fail:
-	err = -errno;
-	while (sb->nr--) {
-		munmap(sb->ring[sb->nr].page,
-		       sb->ring[sb->nr].data_size + page_size);
-		close(sb->ring[sb->nr].fd);
-	}
-	sb->nr = 0;
-	return err;
 }
 
 /* Open @attr on every online CPU, system-wide. */
@@ -124,36 +105,13 @@ static inline int sb_open(struct sb *sb, struct perf_event_attr *attr)
 static inline int sb_open_task(struct sb *sb, struct perf_event_attr *attr,
 			       pid_t pid)
 {
-	long page_size = sysconf(_SC_PAGESIZE);
-	struct sb_ring *r = &sb->ring[0];
-	size_t len = (1 + SB_DATA_PAGES) * page_size;
+	int err;
 
 	memset(sb, 0, sizeof(*sb));
-	r->fd = sb_perf_event_open(attr, pid, -1);
-	if (r->fd < 0)
-		return -errno;
-	r->page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-	if (r->page == MAP_FAILED) {
-		int err = -errno;
-
-		close(r->fd);
-		return err;
-	}
-	r->data_size = SB_DATA_PAGES * page_size;
-	sb->nr = 1;
-	return 0;
-}
-
-static inline void sb_close(struct sb *sb)
-{
-	long page_size = sysconf(_SC_PAGESIZE);
-	int i;
-
-	for (i = 0; i < sb->nr; i++) {
-		munmap(sb->ring[i].page, sb->ring[i].data_size + page_size);
-		close(sb->ring[i].fd);
-	}
-	sb->nr = 0;
+	err = flowjit_ring_open(&sb->ring[0], attr, pid, -1, SB_DATA_PAGES);
+	if (!err)
+		sb->nr = 1;
+	return err;
 }
 
 /* write @s to @path (a sysctl, a tracefs file); returns 0 or -errno */
@@ -191,14 +149,19 @@ static inline int sb_run_as_nobody(int (*fn)(void))
 	return WEXITSTATUS(status);
 }
 
-/* the sample_id trailer of a non-sample record */
-static inline void sb_parse_id(const struct perf_event_header *hdr,
-			       struct sb_id *id)
+struct sb_drain_ctx {
+	sb_record_fn fn;
+	void *arg;
+};
+
+static inline void sb_drain_one(const struct perf_event_header *hdr,
+				void *arg)
 {
-	memset(id, 0, sizeof(*id));
-	if (hdr->size >= sizeof(*hdr) + sizeof(*id))
-		memcpy(id, (const char *)hdr + hdr->size - sizeof(*id),
-		       sizeof(*id));
+	struct sb_drain_ctx *ctx = arg;
+	struct flowjit_sample_id id;
+
+	flowjit_sample_id_parse(hdr, SB_SAMPLE_TYPE, &id);
+	ctx->fn(hdr, &id, ctx->arg);
 }
 
 /*
@@ -207,43 +170,11 @@ static inline void sb_parse_id(const struct perf_event_header *hdr,
  */
 static inline int sb_drain(struct sb *sb, sb_record_fn fn, void *arg)
 {
-	static union {
-		struct perf_event_header hdr;
-		char bytes[65536];
-	} rec;
+	struct sb_drain_ctx ctx = { .fn = fn, .arg = arg };
 	int i, n = 0;
 
-	for (i = 0; i < sb->nr; i++) {
-		struct sb_ring *r = &sb->ring[i];
-		const char *data = (const char *)r->page + r->page->data_offset;
-		uint64_t head, tail = r->page->data_tail;
-
-		/* pairs with the kernel's smp_wmb() before data_head update */
-		head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
-		while (tail < head) {
-			uint64_t off = tail % r->data_size;
-			struct perf_event_header h;
-			size_t first;
-			struct sb_id id;
-
-			memcpy(&h, data + off, sizeof(h));	/* never wraps */
-			if (h.size < sizeof(h))
-				break;			/* corrupt: stop */
-			first = r->data_size - off;
-			if (first > h.size)
-				first = h.size;
-			memcpy(rec.bytes, data + off, first);
-			memcpy(rec.bytes + first, data, h.size - first);
-			if (rec.hdr.type == PERF_RECORD_LOST)
-				r->lost += ((uint64_t *)(rec.bytes + 8))[1];
-			sb_parse_id(&rec.hdr, &id);
-			fn(&rec.hdr, &id, arg);
-			tail += h.size;
-			n++;
-		}
-		/* pairs with the kernel's read of data_tail before writing */
-		__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
-	}
+	for (i = 0; i < sb->nr; i++)
+		n += flowjit_ring_drain(&sb->ring[i], sb_drain_one, &ctx);
 	return n;
 }
 

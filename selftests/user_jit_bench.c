@@ -85,21 +85,22 @@ struct count {
 };
 
 static void count_rec(const struct perf_event_header *hdr,
-		      const struct sb_id *id, void *arg)
+		      const struct flowjit_sample_id *id, void *arg)
 {
 	struct count *c = arg;
-	const struct flowjit_record *rec = (const void *)(hdr + 1);
+	struct flowjit_chunk ch;
 
 	(void)id;
 	if (hdr->type != PERF_RECORD_FLOWJIT) {
 		c->other++;
 		return;
 	}
-	if (rec->kind != FLOWJIT_KIND_USER_JIT)
+	if (flowjit_chunk_parse(&ch, hdr + 1, hdr->size - sizeof(*hdr), NULL) ||
+	    ch.rec.kind != FLOWJIT_KIND_USER_JIT)
 		return;
-	if (rec->op == FLOWJIT_OP_RETIRE)
+	if (ch.rec.op == FLOWJIT_OP_RETIRE)
 		c->retires++;
-	else if (rec->chunk_off == 0)
+	else if (ch.rec.chunk_off == 0)
 		c->images++;
 }
 

@@ -491,7 +491,7 @@ static void spawn_exiters(const uint8_t *x, int *spawned)
 }
 
 static void ignore_record(const struct perf_event_header *hdr,
-			  const struct sb_id *id, void *arg)
+			  const struct flowjit_sample_id *id, void *arg)
 {
 }
 

@@ -132,14 +132,15 @@ TEST_F(state, new_event_gets_pages_again)
 }
 
 static void count_lost(const struct perf_event_header *hdr,
-		       const struct sb_id *id, void *arg)
+		       const struct flowjit_sample_id *id, void *arg)
 {
-	const struct flowjit_record *rec = (const void *)(hdr + 1);
+	struct flowjit_chunk c;
 	int *images = arg;
 
 	(void)id;
 	if (hdr->type == PERF_RECORD_FLOWJIT &&
-	    rec->kind == FLOWJIT_KIND_USER_JIT && rec->op == FLOWJIT_OP_IMAGE)
+	    !flowjit_chunk_parse(&c, hdr + 1, hdr->size - sizeof(*hdr), NULL) &&
+	    c.rec.kind == FLOWJIT_KIND_USER_JIT && c.rec.op == FLOWJIT_OP_IMAGE)
 		(*images)++;
 }
 

@@ -9,3 +9,7 @@ LIBFLOWJIT_SRCS := $(addprefix $(LIBFLOWJIT_DIR)/,crc32c.c record.c reasm.c stor
 LIBFLOWJIT_HDRS := $(LIBFLOWJIT_DIR)/libflowjit.h \
 		   $(LIBFLOWJIT_DIR)/../../../include/uapi/linux/flowjit.h
 LIBFLOWJIT_UAPI := -I$(LIBFLOWJIT_DIR)/../../../include/uapi
+# The live ring buffer reader (flowjit_ring.h: Linux only, libc and uapi)
+# for programs that read flowjit records without perf: add these too.
+LIBFLOWJIT_RING_SRCS := $(LIBFLOWJIT_DIR)/ring.c
+LIBFLOWJIT_RING_HDRS := $(LIBFLOWJIT_DIR)/flowjit_ring.h
