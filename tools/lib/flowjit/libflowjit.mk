@@ -9,3 +9,7 @@ LIBFLOWJIT_SRCS := $(addprefix $(LIBFLOWJIT_DIR)/,crc32c.c record.c reasm.c stor
 LIBFLOWJIT_HDRS := $(LIBFLOWJIT_DIR)/libflowjit.h \
 		   $(LIBFLOWJIT_DIR)/../../../include/uapi/linux/flowjit.h
 LIBFLOWJIT_UAPI := -I$(LIBFLOWJIT_DIR)/../../../include/uapi
+# The perf.data reader and writer (pdata.h), for the users that read or
+# write perf.data files: libc only, no flowjit parts.
+LIBPDATA_SRCS := $(LIBFLOWJIT_DIR)/pdata.c
+LIBPDATA_HDRS := $(LIBFLOWJIT_DIR)/pdata.h
