@@ -525,12 +525,16 @@ int pdata_write_auxtrace(struct pdata_writer *w,
 
 int pdata_write_end(struct pdata_writer *w)
 {
+	long end;
+
 	if (w->err)
 		return w->err;
-	if (fflush(w->f) || fseek(w->f, 0, SEEK_SET))
+	end = ftell(w->f);
+	if (end < 0 || fseek(w->f, 0, SEEK_SET))
 		return w->err = -EIO;
 	pdata_put(w, &w->h, sizeof(w->h));
-	if (!w->err && fseek(w->f, 0, SEEK_END))
+	/* where the file ends, for the caller */
+	if (!w->err && fseek(w->f, end, SEEK_SET))
 		w->err = -EIO;
 	return w->err;
 }

@@ -317,7 +317,10 @@ void pdata_auxtrace_init(struct pdata_auxtrace *a, uint64_t len,
 			 uint64_t reference, uint32_t idx, uint32_t tid,
 			 uint32_t cpu);
 
-/* Write the header's data section size: the file is complete. */
+/*
+ * Write the header's data section size: the file is complete, and @f
+ * is at its end again.
+ */
 int pdata_write_end(struct pdata_writer *w);
 
 /*
