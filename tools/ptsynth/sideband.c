@@ -250,7 +250,9 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 	}
 	if (err == -EINVAL)
 		fprintf(stderr, "ptsynth: %s: %s\n", path, pd.error);
-	qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults), ps_sb_cmp_fault);
+	if (sb->nr_faults)
+		qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults),
+		      ps_sb_cmp_fault);
 out:
 	pdata_close(&pd);
 	if (err)
