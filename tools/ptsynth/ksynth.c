@@ -174,104 +174,72 @@ uint8_t *kgt_read_file(const char *path, size_t *size)
 	return buf;
 }
 
-/* The perf.data perf record wrote in the guest, checked */
+/* The perf.data perf record wrote in the guest, checked by pdata */
 struct guest {
-	uint8_t *file;
-	size_t size;
-	struct perf_file_header h;
-	size_t nr_attrs, nr_ids;
+	struct pdata pd;
+	uint64_t *ids;		/* [0]: free_id, then all the guest's */
+	size_t nr_ids;		/* the guest's */
 	uint64_t free_id;	/* above all its ids */
 };
 
-static const uint8_t *guest_attr(const struct guest *g, size_t i)
-{
-	return g->file + g->h.attrs.offset + i * g->h.attr_size;
-}
-
 static int guest_load(struct guest *g, const char *path)
 {
-	size_t i, j;
+	size_t i, j, n = 1;
+	int err;
 
 	memset(g, 0, sizeof(*g));
-	g->file = kgt_read_file(path, &g->size);
-	if (!g->file) {
-		fprintf(stderr, "ptsynth ksynth: cannot read %s\n", path);
-		return -EIO;
+	err = pdata_open(&g->pd, path, 0);
+	if (err) {
+		fprintf(stderr, "ptsynth ksynth: %s: not a perf.data file perf record wrote: %s\n",
+			path, g->pd.error);
+		return err == -EINVAL ? err : -EIO;
 	}
-	if (g->size < sizeof(g->h))
-		goto bad;
-	memcpy(&g->h, g->file, sizeof(g->h));
-	if (!ps_perf_header_ok(&g->h, g->size) || g->h.attr_size > 4096 ||
-	    !g->h.attrs.size || g->h.attrs.size % g->h.attr_size)
-		goto bad;
-	g->nr_attrs = g->h.attrs.size / g->h.attr_size;
-	for (i = 0; i < g->nr_attrs; i++) {
-		struct perf_file_section is;
-
-		is = ps_perf_attr_ids(guest_attr(g, i), g->h.attr_size);
-		if (is.offset > g->size || is.size > g->size - is.offset ||
-		    is.size % 8)
-			goto bad;
-		g->nr_ids += is.size / 8;
-		for (j = 0; j < is.size / 8; j++) {
-			uint64_t id;
-
-			memcpy(&id, g->file + is.offset + j * 8, 8);
-			if (id >= g->free_id)
-				g->free_id = id + 1;
+	for (i = 0; i < g->pd.nattr; i++)
+		g->nr_ids += g->pd.attr[i].nr_ids;
+	g->ids = calloc(g->nr_ids + 1, 8);
+	if (!g->ids) {
+		pdata_close(&g->pd);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->pd.nattr; i++)
+		for (j = 0; j < g->pd.attr[i].nr_ids; j++, n++) {
+			memcpy(&g->ids[n], g->pd.attr[i].ids + j * 8, 8);
+			if (g->ids[n] >= g->free_id)
+				g->free_id = g->ids[n] + 1;
 		}
-	}
+	g->ids[0] = g->free_id;
 	return 0;
-bad:
-	fprintf(stderr, "ptsynth ksynth: %s: not a perf.data file perf record wrote\n",
-		path);
-	free(g->file);
-	g->file = NULL;
-	return -EINVAL;
+}
+
+static void guest_free(struct guest *g)
+{
+	pdata_close(&g->pd);
+	free(g->ids);
 }
 
 /*
- * The attrs of the new file in @attrs, their ids in @ids, where they go
- * in @h: the intel_pt attr (kernel only, the guest's sample_type, an id
- * no guest attr has), then the guest's.  The ids follow the header, then
- * come the attrs, then the data.
+ * The attrs of the new file in @wa (g->pd.nattr + 1): the intel_pt attr
+ * @pa (kernel only, the guest's sample_type, an id no guest attr has),
+ * then the guest's with their ids.
  */
 static void merge_attrs(const struct ksynth_opts *o, const struct guest *g,
-			struct perf_file_header *h, uint8_t *attrs,
-			uint64_t *ids)
+			struct perf_event_attr *pa, struct pdata_wattr *wa)
 {
-	size_t asz = g->h.attr_size, i, n = 0;
-	struct perf_file_section is = { sizeof(*h), 8 };
-	struct perf_event_attr pa;
-	uint64_t sample_type;
+	size_t asz = g->pd.attr_size - sizeof(struct pdata_section);
+	size_t i, n = 1;
 
-	memcpy(&sample_type, guest_attr(g, 0) + 24, 8);
-	ps_perf_pt_attr(&pa, o->pmu_type,
-			ps_perf_pt_config(o->psb_period, false), sample_type);
-	pa.size = asz - sizeof(is) < sizeof(pa) ? asz - sizeof(is) : sizeof(pa);
-	pa.exclude_user = 1;
-
-	ids[n++] = g->free_id;
-	memcpy(attrs, &pa, pa.size);
-	memcpy(attrs + asz - sizeof(is), &is, sizeof(is));
-	for (i = 0; i < g->nr_attrs; i++) {
-		const uint8_t *ga = guest_attr(g, i);
-		struct perf_file_section gs = ps_perf_attr_ids(ga, asz);
-
-		is.offset = sizeof(*h) + n * 8;
-		is.size = gs.size;
-		memcpy(attrs + (i + 1) * asz, ga, asz);
-		memcpy(attrs + (i + 2) * asz - sizeof(is), &is, sizeof(is));
-		memcpy(ids + n, g->file + gs.offset, gs.size);
-		n += gs.size / 8;
+	ps_perf_pt_attr(pa, o->pmu_type,
+			ps_perf_pt_config(o->psb_period, false),
+			g->pd.attr[0].sample_type);
+	pa->size = asz < sizeof(*pa) ? asz : sizeof(*pa);
+	pa->exclude_user = 1;
+	wa[0] = (struct pdata_wattr){ pa, pa->size, g->ids, 1 };
+	for (i = 0; i < g->pd.nattr; i++) {
+		wa[i + 1] = (struct pdata_wattr){ g->pd.attr[i].raw, asz,
+						  g->ids + n,
+						  g->pd.attr[i].nr_ids };
+		n += g->pd.attr[i].nr_ids;
 	}
-	memset(h, 0, sizeof(*h));
-	h->magic = PERF_MAGIC;
-	h->size = sizeof(*h);
-	h->attr_size = asz;
-	h->attrs.offset = sizeof(*h) + n * 8;
-	h->attrs.size = (g->nr_attrs + 1) * asz;
-	h->data.offset = h->attrs.offset + h->attrs.size;
 }
 
 /* AUXTRACE_INFO with the filter string perf record --filter leaves */
@@ -312,13 +280,10 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		      const struct kstate *s)
 {
 	uint64_t info[PS_PERF_PT_INFO_WORDS + FILTER_STR_MAX / 8];
-	struct {
-		struct perf_event_header h;
-		struct ps_perf_auxtrace a;
-	} aux;
-	struct perf_file_header h;
-	uint8_t *attrs = NULL;
-	uint64_t *ids = NULL;
+	struct pdata_wattr wa[PDATA_MAX_ATTRS + 1];
+	struct pdata_auxtrace aux;
+	struct perf_event_attr pa;
+	struct pdata_writer w;
 	size_t info_size;
 	struct guest g;
 	FILE *f;
@@ -331,40 +296,30 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	info_size = kpt_info(o, gt, info, ARRAY_SIZE(info));
 	if (!info_size)
 		goto out;
-	err = -ENOMEM;
-	attrs = calloc(g.nr_attrs + 1, g.h.attr_size);
-	ids = calloc(g.nr_ids + 1, 8);
-	if (!attrs || !ids)
-		goto out;
-	merge_attrs(o, &g, &h, attrs, ids);
-
-	memset(&aux, 0, sizeof(aux));
-	aux.h.type = PERF_RECORD_AUXTRACE;
-	aux.h.size = sizeof(aux);
-	ps_perf_auxtrace_fill(&aux.a, &s->buf, 1, 0, stream_tid(gt), -1);
-	h.data.size = info_size + g.h.data.size + sizeof(aux) + aux.a.size;
+	merge_attrs(o, &g, &pa, wa);
+	pdata_auxtrace_init(&aux, s->buf.len, 1, 0, stream_tid(gt), -1);
 
 	f = fopen(o->out, "wb");
 	if (!f) {
 		err = -errno;
 		goto out;
 	}
-	err = 0;
-	if (fwrite(&h, sizeof(h), 1, f) != 1 ||
-	    fwrite(ids, 8, g.nr_ids + 1, f) != g.nr_ids + 1 ||
-	    fwrite(attrs, g.h.attr_size, g.nr_attrs + 1, f) != g.nr_attrs + 1 ||
-	    fwrite(info, info_size, 1, f) != 1 ||
-	    (g.h.data.size &&
-	     fwrite(g.file + g.h.data.offset, g.h.data.size, 1, f) != 1) ||
-	    fwrite(&aux, sizeof(aux), 1, f) != 1 ||
-	    ps_perf_write_aux(f, &s->buf))
+	/* its attrs, AUXTRACE_INFO, the guest's records, the trace */
+	err = pdata_write_begin(&w, f, g.pd.attr_size, wa, g.pd.nattr + 1);
+	if (!err)
+		err = pdata_write(&w, info, info_size);
+	if (!err)
+		err = pdata_write(&w, g.pd.buf + g.pd.data_off, g.pd.data_size);
+	if (!err)
+		err = pdata_write_auxtrace(&w, &aux, s->buf.data, s->buf.len);
+	if (!err)
+		err = pdata_write_end(&w);
+	if (err)
 		err = -EIO;
 	if (fclose(f) && !err)
 		err = -EIO;
 out:
-	free(g.file);
-	free(attrs);
-	free(ids);
+	guest_free(&g);
 	return err;
 }
 

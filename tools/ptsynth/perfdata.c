@@ -9,8 +9,9 @@
  * per stream followed by its trace bytes.  Formats follow
  * tools/perf/Documentation/perf.data-file-format.txt and
  * tools/perf/util/intel-pt.h / arch/x86/util/intel-pt.c of Linux 6.1.
- * The pieces of that format the kernel mode's writer (ksynth.c) and the
- * sideband reader (sideband.c) need too are exported (perfdata.h).
+ * The file is written by tools/lib/flowjit's perf.data writer (pdata.h);
+ * the intel_pt attr and AUXTRACE_INFO are exported for the kernel mode's
+ * writer (ksynth.c).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -27,31 +28,6 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#define PERF_RECORD_AUXTRACE_INFO	70
-#define PERF_AUXTRACE_INTEL_PT		1
-
-/* Positions in the intel_pt AUXTRACE_INFO private area (util/intel-pt.h) */
-enum {
-	INTEL_PT_PMU_TYPE,
-	INTEL_PT_TIME_SHIFT,
-	INTEL_PT_TIME_MULT,
-	INTEL_PT_TIME_ZERO,
-	INTEL_PT_CAP_USER_TIME_ZERO,
-	INTEL_PT_TSC_BIT,
-	INTEL_PT_NORETCOMP_BIT,
-	INTEL_PT_HAVE_SCHED_SWITCH,
-	INTEL_PT_SNAPSHOT_MODE,
-	INTEL_PT_PER_CPU_MMAPS,
-	INTEL_PT_MTC_BIT,
-	INTEL_PT_MTC_FREQ_BITS,
-	INTEL_PT_TSC_CTC_N,
-	INTEL_PT_TSC_CTC_D,
-	INTEL_PT_CYC_BIT,
-	INTEL_PT_MAX_NONTURBO_RATIO,
-	INTEL_PT_FILTER_STR_LEN,
-	INTEL_PT_AUXTRACE_PRIV_MAX,
-};
-
 /* intel_pt PMU format bits (/sys/bus/event_source/devices/intel_pt/format) */
 #define PT_CFG_PT		(1ULL << 0)
 #define PT_CFG_MTC		(1ULL << 9)
@@ -62,31 +38,18 @@ enum {
 #define PT_CFG_CYC		(1ULL << 1)
 #define PT_CFG_PSB_SHIFT	24
 
-_Static_assert(PS_PERF_PT_INFO_WORDS == 2 + INTEL_PT_AUXTRACE_PRIV_MAX + 1,
-	       "AUXTRACE_INFO: header, type, priv[], cap_event_trace");
-
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 /* the flag bits follow type, size, config, sample_period, sample_type, read_format */
-#define ATTR_FLAGS_OFFSET	40
+#define ATTR_FLAGS_OFFSET	PDATA_ATTR_FLAGS_OFFSET
 
 #define ID_PT		1
 #define ID_DUMMY	1000
 #define MAX_IDS		256
 
-struct file_attr {
-	struct perf_event_attr attr;
-	struct perf_file_section ids;
-};
-
-/* sample_id_all trailer for SAMPLE_TYPE */
-struct sample_id {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu, res;
-	uint64_t id;
-};
+/* the sample_id_all trailer for SAMPLE_TYPE: pid, tid, time, cpu, id */
+#define SID_SIZE	32
 
 /* One event of the data section, kept for sorting by time. */
 struct pevent {
@@ -108,35 +71,11 @@ struct ps_perf_writer {
 
 uint64_t ps_perf_tsc_to_time(uint64_t tsc, const struct gt_timeconv *tc)
 {
-	uint64_t quot = tsc >> tc->time_shift;
-	uint64_t rem = tsc & ((1ULL << tc->time_shift) - 1);
-
-	return tc->time_zero + quot * tc->time_mult +
-	       ((rem * tc->time_mult) >> tc->time_shift);
+	return pdata_tsc_to_time(tsc, tc->time_shift, tc->time_mult,
+				 tc->time_zero);
 }
 
-/* ---- the format, shared with ksynth.c and sideband.c ---- */
-
-/* @h is a perf.data header whose attrs and data are in the file */
-bool ps_perf_header_ok(const struct perf_file_header *h, uint64_t file_size)
-{
-	return h->magic == PERF_MAGIC &&
-	       h->attr_size >= sizeof(struct perf_file_section) + 64 &&
-	       h->attrs.offset <= file_size &&
-	       h->attrs.size <= file_size - h->attrs.offset &&
-	       h->data.offset <= file_size &&
-	       h->data.size <= file_size - h->data.offset;
-}
-
-/* The ids section of a file attr (@attr_size bytes, ids last) */
-struct perf_file_section ps_perf_attr_ids(const uint8_t *attr,
-					  uint64_t attr_size)
-{
-	struct perf_file_section ids;
-
-	memcpy(&ids, attr + attr_size - sizeof(ids), sizeof(ids));
-	return ids;
-}
+/* ---- intel_pt, shared with ksynth.c ---- */
 
 /* intel_pt attr.config: branches, TSC, the PSB period, noretcomp */
 uint64_t ps_perf_pt_config(uint64_t psb_period, bool retcomp)
@@ -172,8 +111,8 @@ static void ps_perf_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
 {
 	uint64_t *priv = rec + 2;
 
-	priv[INTEL_PT_TSC_CTC_N] = ctc_n;
-	priv[INTEL_PT_TSC_CTC_D] = ctc_d;
+	priv[PDATA_PT_TSC_CTC_N] = ctc_n;
+	priv[PDATA_PT_TSC_CTC_D] = ctc_d;
 }
 
 /* An intel_pt attr as perf record sets it; the caller picks the CPL */
@@ -200,64 +139,23 @@ size_t ps_perf_pt_auxtrace_info(uint64_t *rec, size_t max_words,
 				uint32_t pmu_type, const struct gt_timeconv *tc,
 				bool per_cpu, const char *filter)
 {
-	struct perf_event_header *h = (void *)rec;
-	size_t flen = filter ? strlen(filter) : 0;
-	/* header, type, priv[], the filter string, cap_event_trace */
-	size_t words = 2 + INTEL_PT_AUXTRACE_PRIV_MAX +
-		       (flen ? (flen + 1 + 7) / 8 : 0) + 1;
-	uint64_t *priv = rec + 2;
+	uint64_t priv[PDATA_PT_PRIV_MAX] = { 0 };
 
-	if (words > max_words)
-		return 0;
-	memset(rec, 0, words * 8);
-	h->type = PERF_RECORD_AUXTRACE_INFO;
-	h->size = words * 8;
-	rec[1] = PERF_AUXTRACE_INTEL_PT;	/* type, reserved */
-	priv[INTEL_PT_PMU_TYPE] = pmu_type;
-	priv[INTEL_PT_TIME_SHIFT] = tc->time_shift;
-	priv[INTEL_PT_TIME_MULT] = tc->time_mult;
-	priv[INTEL_PT_TIME_ZERO] = tc->time_zero;
-	priv[INTEL_PT_CAP_USER_TIME_ZERO] = tc->cap_user_time_zero;
-	priv[INTEL_PT_TSC_BIT] = PT_CFG_TSC;
-	priv[INTEL_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
-	priv[INTEL_PT_HAVE_SCHED_SWITCH] = per_cpu ? 3 : 0;
-	priv[INTEL_PT_SNAPSHOT_MODE] = 0;
-	priv[INTEL_PT_PER_CPU_MMAPS] = per_cpu;
-	priv[INTEL_PT_MTC_BIT] = PT_CFG_MTC;
-	priv[INTEL_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
-	priv[INTEL_PT_TSC_CTC_N] = 0;
-	priv[INTEL_PT_TSC_CTC_D] = 0;
-	priv[INTEL_PT_CYC_BIT] = PT_CFG_CYC;
-	priv[INTEL_PT_MAX_NONTURBO_RATIO] = 0;
-	priv[INTEL_PT_FILTER_STR_LEN] = flen;
-	if (flen)
-		memcpy(priv + INTEL_PT_AUXTRACE_PRIV_MAX, filter, flen);
-	return words * 8;
-}
-
-/* The AUXTRACE record of the trace @b (its size padded to 8 bytes) */
-void ps_perf_auxtrace_fill(struct ps_perf_auxtrace *a, const struct ps_buf *b,
-			   uint64_t reference, int idx, int tid, int cpu)
-{
-	a->size = (b->len + 7) & ~7ULL;
-	a->offset = 0;
-	a->reference = reference;
-	a->idx = idx;
-	a->tid = tid;
-	a->cpu = cpu;
-	a->reserved = 0;
-}
-
-/* The trace bytes that follow an AUXTRACE record, zero padded */
-int ps_perf_write_aux(FILE *f, const struct ps_buf *b)
-{
-	static const uint8_t zeros[8];
-
-	if (b->len && fwrite(b->data, b->len, 1, f) != 1)
-		return -EIO;
-	if ((b->len & 7) && fwrite(zeros, 8 - (b->len & 7), 1, f) != 1)
-		return -EIO;
-	return 0;
+	priv[PDATA_PT_PMU_TYPE] = pmu_type;
+	priv[PDATA_PT_TIME_SHIFT] = tc->time_shift;
+	priv[PDATA_PT_TIME_MULT] = tc->time_mult;
+	priv[PDATA_PT_TIME_ZERO] = tc->time_zero;
+	priv[PDATA_PT_CAP_USER_TIME_ZERO] = tc->cap_user_time_zero;
+	priv[PDATA_PT_TSC_BIT] = PT_CFG_TSC;
+	priv[PDATA_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	priv[PDATA_PT_HAVE_SCHED_SWITCH] = per_cpu ? 3 : 0;
+	priv[PDATA_PT_SNAPSHOT_MODE] = 0;
+	priv[PDATA_PT_PER_CPU_MMAPS] = per_cpu;
+	priv[PDATA_PT_MTC_BIT] = PT_CFG_MTC;
+	priv[PDATA_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
+	priv[PDATA_PT_CYC_BIT] = PT_CFG_CYC;
+	/* the TSC/CTC ratio, max non-turbo ratio: 0; the filter: pdata's */
+	return pdata_pt_info_put(rec, max_words, priv, filter);
 }
 
 static void *ps_perf_add_event(struct ps_perf_writer *w, uint32_t type,
@@ -290,15 +188,14 @@ static void *ps_perf_add_event(struct ps_perf_writer *w, uint32_t type,
 	return h + 1;
 }
 
-static void ps_perf_fill_id(struct sample_id *s, int pid, int tid,
-			    uint64_t time, int cpu, uint64_t id)
+static void ps_perf_fill_id(void *dst, int pid, int tid, uint64_t time,
+			    int cpu, uint64_t id)
 {
-	s->pid = pid;
-	s->tid = tid;
-	s->time = time;
-	s->cpu = cpu;
-	s->res = 0;
-	s->id = id;
+	struct pdata_sid s = {
+		.pid = pid, .tid = tid, .time = time, .cpu = cpu, .id = id,
+	};
+
+	pdata_put_sid(dst, SAMPLE_TYPE, &s);
 }
 
 static int ps_perf_cpu_of(struct ps_perf_writer *w, int tid)
@@ -322,7 +219,7 @@ static int ps_perf_sb_comm(struct ps_perf_writer *w, const struct gt_comm *c,
 	size_t len = (strnlen(c->comm, 16) + 1 + 7) & ~7UL;
 	uint32_t *p = ps_perf_add_event(w, PERF_RECORD_COMM,
 				c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
-				8 + len + sizeof(struct sample_id), t);
+				8 + len + SID_SIZE, t);
 
 	if (!p)
 		return -ENOMEM;
@@ -349,7 +246,7 @@ static int ps_perf_sb_mmap(struct ps_perf_writer *w, const struct gt_mmap *m,
 	} *p;
 
 	p = ps_perf_add_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
-			      sizeof(*p) + len + sizeof(struct sample_id), t);
+			      sizeof(*p) + len + SID_SIZE, t);
 	if (!p)
 		return -ENOMEM;
 	p->pid = m->h.pid;
@@ -374,7 +271,7 @@ static int ps_perf_sb_task(struct ps_perf_writer *w, uint32_t type, int pid,
 	struct {
 		uint32_t pid, ppid, tid, ptid;
 		uint64_t time;
-		struct sample_id id;
+		uint8_t id[SID_SIZE];
 	} *p = ps_perf_add_event(w, type, 0, sizeof(*p), t);
 
 	if (!p)
@@ -384,7 +281,7 @@ static int ps_perf_sb_task(struct ps_perf_writer *w, uint32_t type, int pid,
 	p->tid = tid;
 	p->ptid = ptid;
 	p->time = t;
-	ps_perf_fill_id(&p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_DUMMY);
+	ps_perf_fill_id(p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_DUMMY);
 	return 0;
 }
 
@@ -393,14 +290,14 @@ static int ps_perf_sb_itrace_start(struct ps_perf_writer *w, int pid, int tid,
 {
 	struct {
 		uint32_t pid, tid;
-		struct sample_id id;
+		uint8_t id[SID_SIZE];
 	} *p = ps_perf_add_event(w, PERF_RECORD_ITRACE_START, 0, sizeof(*p), t);
 
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
 	p->tid = tid;
-	ps_perf_fill_id(&p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_PT);
+	ps_perf_fill_id(p->id, pid, tid, t, ps_perf_cpu_of(w, tid), ID_PT);
 	return 0;
 }
 
@@ -410,7 +307,7 @@ static int ps_perf_sb_switch(struct ps_perf_writer *w,
 	uint64_t t = ps_perf_tsc_to_time(s->tsc, &w->gt->hdr.tc);
 	struct {
 		uint32_t next_prev_pid, next_prev_tid;
-		struct sample_id id;
+		uint8_t id[SID_SIZE];
 	} *p = ps_perf_add_event(w, PERF_RECORD_SWITCH_CPU_WIDE,
 				 s->out ? PERF_RECORD_MISC_SWITCH_OUT : 0,
 				 sizeof(*p), t);
@@ -419,7 +316,7 @@ static int ps_perf_sb_switch(struct ps_perf_writer *w,
 		return -ENOMEM;
 	p->next_prev_pid = s->next_prev_pid;
 	p->next_prev_tid = s->next_prev_tid;
-	ps_perf_fill_id(&p->id, s->pid, s->tid, t, s->cpu, ID_DUMMY);
+	ps_perf_fill_id(p->id, s->pid, s->tid, t, s->cpu, ID_DUMMY);
 	return 0;
 }
 
@@ -429,7 +326,7 @@ static int ps_perf_sb_real(struct ps_perf_writer *w, const struct ps_sb_rec *r)
 	const struct perf_event_header *h = (const void *)r->data;
 	size_t body = r->body_len - sizeof(*h);
 	uint8_t *p = ps_perf_add_event(w, h->type, h->misc,
-				       body + sizeof(struct sample_id),
+				       body + SID_SIZE,
 				       r->time);
 
 	if (!p)
@@ -494,7 +391,7 @@ static int ps_perf_aux_streams(struct ps_perf_writer *w)
 	for (i = 0; i < res->nr_streams; i++) {
 		const struct ps_synth_stream *s = &res->streams[i];
 		uint64_t t = ps_perf_tsc_to_time(s->first_tsc, tc);
-		struct ps_perf_auxtrace *p;
+		struct pdata_auxtrace *a;
 
 		if (s->tid >= 0) {
 			err = ps_perf_sb_itrace_start(w, s->pid, s->tid, t);
@@ -502,19 +399,20 @@ static int ps_perf_aux_streams(struct ps_perf_writer *w)
 				return err;
 		}
 		/* AUXTRACE records are not sorted: they follow the sideband */
-		p = ps_perf_add_event(w, PERF_RECORD_AUXTRACE, 0, sizeof(*p),
-				      UINT64_MAX);
-		if (!p)
+		if (!ps_perf_add_event(w, PDATA_REC_AUXTRACE, 0,
+				       sizeof(*a) - sizeof(struct perf_event_header),
+				       UINT64_MAX))
 			return -ENOMEM;
-		ps_perf_auxtrace_fill(p, &s->buf, ((uint64_t)i << 32) | 1,
-				      s->idx, s->tid, s->cpu);
+		a = (void *)w->ev[w->nr_ev - 1].data;
+		pdata_auxtrace_init(a, s->buf.len, ((uint64_t)i << 32) | 1,
+				    s->idx, s->tid, s->cpu);
 		w->ev[w->nr_ev - 1].aux = &s->buf;
 	}
 	return 0;
 }
 
-static int ps_perf_auxtrace_info(struct ps_perf_writer *w, FILE *f,
-				 uint64_t *written)
+static int ps_perf_auxtrace_info(struct ps_perf_writer *w,
+				 struct pdata_writer *pw)
 {
 	uint64_t rec[PS_PERF_PT_INFO_WORDS];
 	size_t size;
@@ -523,10 +421,9 @@ static int ps_perf_auxtrace_info(struct ps_perf_writer *w, FILE *f,
 					&w->gt->hdr.tc, w->o->per_cpu, NULL);
 	if (size && w->o->mtc)
 		ps_perf_pt_auxtrace_info_ctc(rec, w->res->ctc_n, w->res->ctc_d);
-	if (fwrite(rec, size, 1, f) != 1)
-		return -EIO;
-	*written += size;
-	return 0;
+	if (!size)
+		return -EINVAL;
+	return pdata_write(pw, rec, size);
 }
 
 static int ps_perf_cmp_event(const void *a, const void *b)
@@ -539,9 +436,9 @@ static int ps_perf_cmp_event(const void *a, const void *b)
 }
 
 static void ps_perf_make_attrs(const struct ps_perf_opts *o,
-			       struct file_attr *a)
+			       struct perf_event_attr *a)
 {
-	struct perf_event_attr *pt = &a[0].attr, *dummy = &a[1].attr;
+	struct perf_event_attr *pt = &a[0], *dummy = &a[1];
 
 	memset(a, 0, 2 * sizeof(*a));
 	ps_perf_pt_attr(pt, o->pmu_type,
@@ -581,69 +478,51 @@ static void ps_perf_make_attrs(const struct ps_perf_opts *o,
 	}
 }
 
-static int ps_perf_write_data(struct ps_perf_writer *w, FILE *f,
-			      uint64_t *written)
+static int ps_perf_write_data(struct ps_perf_writer *w,
+			      struct pdata_writer *pw)
 {
 	size_t i;
 	int err;
 
-	err = ps_perf_auxtrace_info(w, f, written);
-	if (err)
-		return err;
-	for (i = 0; i < w->nr_ev; i++) {
+	err = ps_perf_auxtrace_info(w, pw);
+	for (i = 0; i < w->nr_ev && !err; i++) {
 		const struct pevent *e = &w->ev[i];
 
-		if (fwrite(e->data, e->size, 1, f) != 1)
-			return -EIO;
-		*written += e->size;
-		if (!e->aux)
-			continue;
-		if (ps_perf_write_aux(f, e->aux))
-			return -EIO;
-		*written += (e->aux->len + 7) & ~7UL;
+		if (e->aux)
+			err = pdata_write_auxtrace(pw, (const void *)e->data,
+						   e->aux->data, e->aux->len);
+		else
+			err = pdata_write(pw, e->data, e->size);
 	}
-	return 0;
+	return err;
 }
 
+/* attrs intel_pt (one id per stream, at least one) and dummy, the data */
 static int ps_perf_write_file(struct ps_perf_writer *w, FILE *f)
 {
-	const struct ps_perf_opts *o = w->o;
 	int nr_pt_ids = w->res->nr_streams ? w->res->nr_streams : 1;
-	struct perf_file_header fh;
-	struct file_attr attrs[2];
-	uint64_t ids[MAX_IDS], dummy_id = ID_DUMMY, written = 0;
+	uint64_t ids[MAX_IDS], dummy_id = ID_DUMMY;
+	struct perf_event_attr attrs[2];
+	struct pdata_wattr wa[2];
+	struct pdata_writer pw;
 	int i, err;
 
 	if (nr_pt_ids > MAX_IDS)
 		return -EINVAL;
 	for (i = 0; i < nr_pt_ids; i++)
 		ids[i] = ID_PT + i;
-	ps_perf_make_attrs(o, attrs);
-	memset(&fh, 0, sizeof(fh));
-	fh.magic = PERF_MAGIC;
-	fh.size = sizeof(fh);
-	fh.attr_size = sizeof(struct file_attr);
-	attrs[0].ids.offset = sizeof(fh);
-	attrs[0].ids.size = nr_pt_ids * sizeof(uint64_t);
-	attrs[1].ids.offset = attrs[0].ids.offset + attrs[0].ids.size;
-	attrs[1].ids.size = sizeof(uint64_t);
-	fh.attrs.offset = attrs[1].ids.offset + attrs[1].ids.size;
-	fh.attrs.size = sizeof(attrs);
-	fh.data.offset = fh.attrs.offset + fh.attrs.size;
-
-	if (fseek(f, fh.data.offset, SEEK_SET))
-		return -EIO;
-	err = ps_perf_write_data(w, f, &written);
-	if (err)
-		return err;
-	fh.data.size = written;
-	rewind(f);
-	if (fwrite(&fh, sizeof(fh), 1, f) != 1 ||
-	    fwrite(ids, sizeof(uint64_t), nr_pt_ids, f) != (size_t)nr_pt_ids ||
-	    fwrite(&dummy_id, sizeof(dummy_id), 1, f) != 1 ||
-	    fwrite(attrs, sizeof(attrs), 1, f) != 1)
-		return -EIO;
-	return 0;
+	ps_perf_make_attrs(w->o, attrs);
+	wa[0] = (struct pdata_wattr){ &attrs[0], sizeof(attrs[0]), ids,
+				      nr_pt_ids };
+	wa[1] = (struct pdata_wattr){ &attrs[1], sizeof(attrs[1]),
+				      &dummy_id, 1 };
+	err = pdata_write_begin(&pw, f, sizeof(attrs[0]) +
+				sizeof(struct pdata_section), wa, 2);
+	if (!err)
+		err = ps_perf_write_data(w, &pw);
+	if (!err)
+		err = pdata_write_end(&pw);
+	return err;
 }
 
 int ps_perf_write(const struct gt_trace *gt, const struct ps_synth_result *res,

@@ -6,37 +6,27 @@
  * "ptsynth trace" while "perf record --flowjit -e dummy" recorded the same
  * run.  That perf.data's side-band records (MMAP/MMAP2, COMM, FORK, EXIT,
  * KSYMBOL, BPF_EVENT, TEXT_POKE, LOST and PERF_RECORD_FLOWJIT) replace the
- * ones ptsynth would synthesise from the ground truth; their sample_id
- * trailers are parsed with the recording's attrs and rewritten by
+ * ones ptsynth would synthesise from the ground truth; the file is read
+ * and their sample_id trailers parsed with the recording's attrs by
+ * tools/lib/flowjit's perf.data reader (pdata.h), and rewritten by
  * perfdata.c in ptsynth's layout.  The user JIT images a thread's
  * instruction fetch took (flowjit exec faults) are also returned as
  * faults, which synth.c models as FUP/TIP.PGD ... TIP.PGE.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "libflowjit.h"
-#include "perfdata.h"
+#include "pdata.h"
 #include "sideband.h"
 
 #define PERF_RECORD_FLOWJIT	FLOWJIT_PERF_RECORD_TYPE
-#define MAX_ATTRS		64
-#define MAX_IDS			4096
-
-struct ps_sb_attr {
-	uint64_t sample_type;
-	uint64_t *ids;
-	size_t nr_ids;
-};
 
 static int ps_sb_add(struct ps_sb *sb, const struct ps_sb_rec *r)
 {
@@ -67,47 +57,23 @@ static int ps_sb_fault_add(struct ps_sb *sb, int tid, uint64_t time)
 	return 0;
 }
 
-/* bytes of the sample_id trailer for @st */
-static size_t ps_sb_trailer_len(uint64_t st)
+/*
+ * The trailer of record @rec in the layout of @a into @r: -EINVAL if it
+ * is too small. Without a tid in the trailer pid and tid are -1.
+ */
+static int ps_sb_parse_trailer(struct pdata *pd, const struct pdata_rec *rec,
+			       const struct pdata_attr *a, struct ps_sb_rec *r)
 {
-	size_t n = 0;
+	struct pdata_sid sid;
+	size_t body;
 
-	n += (st & PERF_SAMPLE_TID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
-	n += (st & PERF_SAMPLE_ID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_CPU) ? 8 : 0;
-	n += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
-	return n;
-}
-
-/* Parse the trailer of @rec (@size bytes) into @r; 0 or -EINVAL. */
-static int ps_sb_parse_trailer(const uint8_t *rec, size_t size, uint64_t st,
-			       struct ps_sb_rec *r)
-{
-	size_t tl = ps_sb_trailer_len(st);
-	const uint8_t *p;
-
-	if (tl + sizeof(struct perf_event_header) > size)
+	if (pdata_sample_id(pd, rec, a, &sid, &body))
 		return -EINVAL;
-	p = rec + size - tl;
-	r->body_len = size - tl;
-	r->pid = r->tid = -1;
-	r->cpu = 0;
-	r->time = 0;
-	if (st & PERF_SAMPLE_TID) {
-		memcpy(&r->pid, p, 4);
-		memcpy(&r->tid, p + 4, 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TIME) {
-		memcpy(&r->time, p, 8);
-		p += 8;
-	}
-	p += (st & PERF_SAMPLE_ID) ? 8 : 0;
-	p += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
-	if (st & PERF_SAMPLE_CPU)
-		memcpy(&r->cpu, p, 4);
+	r->body_len = sizeof(struct perf_event_header) + body;
+	r->pid = (sid.fields & PDATA_ST_TID) ? (int)sid.pid : -1;
+	r->tid = (sid.fields & PDATA_ST_TID) ? (int)sid.tid : -1;
+	r->cpu = (int)sid.cpu;
+	r->time = sid.time;
 	return 0;
 }
 
@@ -184,36 +150,6 @@ static bool ps_sb_keep_type(uint32_t type)
 }
 
 /*
- * The attr whose sample_id trailer record @rec has, NULL if unknown.
- * When the attrs' trailers differ, perf sets PERF_SAMPLE_IDENTIFIER (the
- * last u64) and the id tells.  The records perf record synthesises
- * itself (the kernel's MMAP, the COMM of the workload before its exec)
- * have an all-zero trailer of the first attr's layout: id 0 is the first
- * attr, as perf reads it (evlist__event2evsel).
- */
-static const struct ps_sb_attr *ps_sb_attr_of(const struct ps_sb_attr *a,
-					      int nr, bool same,
-					      const uint8_t *rec, size_t size)
-{
-	uint64_t id;
-	size_t i;
-	int k;
-
-	if (same)
-		return &a[0];
-	if (size < sizeof(struct perf_event_header) + 8)
-		return NULL;
-	memcpy(&id, rec + size - 8, 8);
-	if (!id)
-		return &a[0];
-	for (k = 0; k < nr; k++)
-		for (i = 0; i < a[k].nr_ids; i++)
-			if (a[k].ids[i] == id)
-				return &a[k];
-	return NULL;
-}
-
-/*
  * A flowjit user JIT image taken by an instruction fetch: a fault. The
  * record is kept whatever it holds; one libflowjit refuses is no fault.
  */
@@ -241,77 +177,49 @@ static int ps_sb_cmp_fault(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+/*
+ * The attr of @rec's trailer, NULL if unknown. When the attrs' trailers
+ * differ, perf sets PERF_SAMPLE_IDENTIFIER (the last u64) and the id
+ * tells. The records perf record synthesises itself (the kernel's MMAP,
+ * the COMM of the workload before its exec) have an all-zero trailer of
+ * the first attr's layout: id 0 is the first attr, as perf reads it
+ * (evlist__event2evsel).
+ */
+static const struct pdata_attr *ps_sb_attr_of(const struct pdata *pd,
+					      const struct pdata_rec *rec)
+{
+	return pdata_rec_attr(pd, rec, 1);
+}
+
 int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 	       bool strip_flowjit)
 {
-	struct ps_sb_attr attrs[MAX_ATTRS];
-	const struct perf_file_header *fh;
-	const uint8_t *map, *p, *end;
-	struct stat st;
-	int fd, nr_attrs, i, err = -EINVAL;
-	bool same = true;
+	struct pdata_rec rec;
+	struct pdata pd;
+	uint32_t i;
+	int err;
 
 	memset(sb, 0, sizeof(*sb));
-	memset(attrs, 0, sizeof(attrs));
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*fh)) {
-		close(fd);
-		fprintf(stderr, "ptsynth: %s: not a perf.data file\n", path);
-		return -EINVAL;
+	err = pdata_open(&pd, path, 0);
+	if (err) {
+		if (err == -EINVAL)
+			fprintf(stderr, "ptsynth: %s: not a (complete) perf.data file: %s\n",
+				path, pd.error);
+		return err;
 	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	fh = (const void *)map;
-	if (!ps_perf_header_ok(fh, st.st_size)) {
-		fprintf(stderr, "ptsynth: %s: not a (complete) perf.data file\n",
-			path);
-		goto out;
-	}
-	nr_attrs = fh->attrs.size / fh->attr_size;
-	if (nr_attrs < 1 || nr_attrs > MAX_ATTRS) {
-		fprintf(stderr, "ptsynth: %s: %d attrs\n", path, nr_attrs);
-		goto out;
-	}
-	for (i = 0; i < nr_attrs; i++) {
-		const uint8_t *a = map + fh->attrs.offset + i * fh->attr_size;
-		const struct perf_event_attr *pa = (const void *)a;
-		struct perf_file_section ids;
-
-		ids = ps_perf_attr_ids(a, fh->attr_size);
-		attrs[i].sample_type = pa->sample_type;
-		if (ids.offset > (uint64_t)st.st_size ||
-		    ids.size / 8 > MAX_IDS ||
-		    ids.size > (uint64_t)st.st_size - ids.offset)
-			goto out;
-		attrs[i].ids = (uint64_t *)(map + ids.offset);
-		attrs[i].nr_ids = ids.size / 8;
-		if (!pa->sample_id_all) {
-			fprintf(stderr, "ptsynth: %s: attr %d without sample_id_all\n",
+	for (i = 0; i < pd.nattr; i++)
+		if (!(pd.attr[i].flags & PDATA_ATTR_SAMPLE_ID_ALL)) {
+			fprintf(stderr, "ptsynth: %s: attr %u without sample_id_all\n",
 				path, i);
+			err = -EINVAL;
 			goto out;
 		}
-		if (attrs[i].sample_type != attrs[0].sample_type)
-			same = false;
-	}
-	p = map + fh->data.offset;
-	end = p + fh->data.size;
-	err = 0;
-	while (p + sizeof(struct perf_event_header) <= end && !err) {
-		const struct perf_event_header *h = (const void *)p;
-		const struct ps_sb_attr *a;
+	while (!err && (err = pdata_next(&pd, &rec)) > 0) {
+		const struct perf_event_header *h = (const void *)rec.hdr;
+		const struct pdata_attr *a;
 		struct ps_sb_rec r;
 
-		if (h->size < sizeof(*h) || h->size > end - p) {
-			fprintf(stderr, "ptsynth: %s: bad record size at %#lx\n",
-				path, (unsigned long)(p - map));
-			err = -EINVAL;
-			break;
-		}
-		p += h->size;
+		err = 0;
 		if (h->type == PERF_RECORD_FLOWJIT && strip_flowjit) {
 			sb->nr_stripped++;
 			continue;
@@ -321,10 +229,8 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 			continue;
 		}
 		memset(&r, 0, sizeof(r));
-		a = ps_sb_attr_of(attrs, nr_attrs, same, (const void *)h,
-				  h->size);
-		if (!a || ps_sb_parse_trailer((const void *)h, h->size,
-					      a->sample_type, &r) ||
+		a = ps_sb_attr_of(&pd, &rec);
+		if (!a || ps_sb_parse_trailer(&pd, &rec, a, &r) ||
 		    (h->type == PERF_RECORD_FLOWJIT &&
 		     r.body_len < sizeof(*h) + sizeof(struct flowjit_record))) {
 			sb->nr_bad++;
@@ -342,9 +248,13 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 		if (!err)
 			err = ps_sb_add(sb, &r);
 	}
-	qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults), ps_sb_cmp_fault);
+	if (err == -EINVAL)
+		fprintf(stderr, "ptsynth: %s: %s\n", path, pd.error);
+	if (sb->nr_faults)
+		qsort(sb->faults, sb->nr_faults, sizeof(*sb->faults),
+		      ps_sb_cmp_fault);
 out:
-	munmap((void *)map, st.st_size);
+	pdata_close(&pd);
 	if (err)
 		ps_sb_free(sb);
 	return err;

@@ -8,6 +8,10 @@
  * can use it: build the .c files of this directory with the program, or
  * link libflowjit.a (make -C tools/lib/flowjit).
  *
+ * The perf.data reader and writer of the same users is in this directory
+ * too, apart from the flowjit parts: pdata.h (its contract), pdata.c,
+ * built from $(LIBPDATA_SRCS) of libflowjit.mk.
+ *
  * The contract:
  *
  * - flowjit_chunk_parse() validates ONE record body (what follows struct

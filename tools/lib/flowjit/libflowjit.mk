@@ -13,3 +13,7 @@ LIBFLOWJIT_UAPI := -I$(LIBFLOWJIT_DIR)/../../../include/uapi
 # for programs that read flowjit records without perf: add these too.
 LIBFLOWJIT_RING_SRCS := $(LIBFLOWJIT_DIR)/ring.c
 LIBFLOWJIT_RING_HDRS := $(LIBFLOWJIT_DIR)/flowjit_ring.h
+# The perf.data reader and writer (pdata.h), for the users that read or
+# write perf.data files: libc only, no flowjit parts.
+LIBPDATA_SRCS := $(LIBFLOWJIT_DIR)/pdata.c
+LIBPDATA_HDRS := $(LIBFLOWJIT_DIR)/pdata.h

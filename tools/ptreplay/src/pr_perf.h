@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pr_perf: a strict, bounds-checked reader of perf.data files (file mode,
- * "PERFILE2") with Intel PT AUX data.
+ * pr_perf: ptreplay's view of a perf.data file (file mode, "PERFILE2")
+ * with Intel PT AUX data, on tools/lib/flowjit's reader (pdata.h, which
+ * states what is validated).
  *
- * The reader checks the header, the attrs and every record against the
- * data section before it looks at a field, and hands out records with
- * their sample_id trailer decoded.  It does not allocate per record; AUX
- * data stays in the file image (memory the caller passes or the file
- * mapped read-only).
+ * Records are handed out with the sample_id trailer of the records the
+ * kernel writes (types below 64 but samples, flowjit's included) parsed
+ * and cut off their body. It does not allocate per record; AUX data stays
+ * in the file image (memory the caller passes or the file mapped
+ * read-only).
  */
 #ifndef PR_PERF_H
 #define PR_PERF_H
@@ -16,42 +17,30 @@
 #include <stdint.h>
 
 #include "libflowjit.h"
+#include "pdata.h"
 
 /* Record types read here (linux/perf_event.h, tools/perf/util/event.h). */
 enum {
-	PR_REC_MMAP		= 1,
-	PR_REC_LOST		= 2,
-	PR_REC_COMM		= 3,
-	PR_REC_EXIT		= 4,
-	PR_REC_FORK		= 7,
-	PR_REC_MMAP2		= 10,
-	PR_REC_AUX		= 11,
-	PR_REC_ITRACE_START	= 12,
-	PR_REC_LOST_SAMPLES	= 13,
-	PR_REC_SWITCH		= 14,
-	PR_REC_SWITCH_CPU_WIDE	= 15,
-	PR_REC_KSYMBOL		= 17,
-	PR_REC_BPF_EVENT	= 18,
-	PR_REC_TEXT_POKE	= 20,
+	PR_REC_MMAP		= PDATA_REC_MMAP,
+	PR_REC_LOST		= PDATA_REC_LOST,
+	PR_REC_COMM		= PDATA_REC_COMM,
+	PR_REC_EXIT		= PDATA_REC_EXIT,
+	PR_REC_FORK		= PDATA_REC_FORK,
+	PR_REC_MMAP2		= PDATA_REC_MMAP2,
+	PR_REC_AUX		= PDATA_REC_AUX,
+	PR_REC_ITRACE_START	= PDATA_REC_ITRACE_START,
+	PR_REC_LOST_SAMPLES	= PDATA_REC_LOST_SAMPLES,
+	PR_REC_SWITCH		= PDATA_REC_SWITCH,
+	PR_REC_SWITCH_CPU_WIDE	= PDATA_REC_SWITCH_CPU_WIDE,
+	PR_REC_KSYMBOL		= PDATA_REC_KSYMBOL,
+	PR_REC_BPF_EVENT	= PDATA_REC_BPF_EVENT,
+	PR_REC_TEXT_POKE	= PDATA_REC_TEXT_POKE,
 	PR_REC_FLOWJIT		= FLOWJIT_PERF_RECORD_TYPE,
-	PR_REC_AUXTRACE_INFO	= 70,
-	PR_REC_AUXTRACE		= 71,
+	PR_REC_AUXTRACE_INFO	= PDATA_REC_AUXTRACE_INFO,
+	PR_REC_AUXTRACE		= PDATA_REC_AUXTRACE,
 };
 
-/* The most attrs and ids a file may have. */
-#define PR_PERF_MAX_ATTRS	64
-#define PR_PERF_MAX_IDS		4096
-
-/* One attr of the file. */
-struct pr_perf_attr {
-	uint32_t type;
-	uint64_t config;
-	uint64_t sample_type;
-	uint64_t flags;		/* the attr's flag bit word */
-};
-
-/* attr flag bits used here. */
-#define PR_ATTR_SAMPLE_ID_ALL	(1ULL << 18)
+/* attr.flowjit: bit 63 of the attr's flag word */
 #define PR_ATTR_FLOWJIT		(1ULL << 63)
 
 /* The sample_id trailer of a non-sample record (zero where absent). */
@@ -79,41 +68,16 @@ struct pr_perf_rec {
 	struct pr_sample_id sid;
 };
 
-/* The intel_pt AUXTRACE_INFO. */
-struct pr_pt_info {
-	int valid;
-	uint32_t pmu_type;
-	uint16_t time_shift;
-	uint32_t time_mult;
-	uint64_t time_zero;
-	int cap_user_time_zero;
-	int per_cpu_mmaps;
-	uint64_t have_sched_switch;
-};
+/* The intel_pt AUXTRACE_INFO (pdata.h). */
+#define pr_pt_info pdata_pt_info
 
 /* An opened perf.data. */
 struct pr_perf {
-	const uint8_t *buf;
-	size_t size;
-	/* Non-zero if @buf is mapped by pr_perf_open(). */
-	int mapped;
-
-	uint64_t data_off, data_size;
-
-	struct pr_perf_attr attr[PR_PERF_MAX_ATTRS];
-	uint32_t nattr;
-	/* Sample ids and the attr each belongs to. */
-	uint64_t ids[PR_PERF_MAX_IDS];
-	uint32_t id_attr[PR_PERF_MAX_IDS];
-	uint32_t nids;
+	struct pdata pd;
 	/* Non-zero if any attr asks for flowjit records. */
 	int flowjit;
-
-	/* The read position in the data section. */
-	uint64_t pos;
-
 	/* A description of the last error. */
-	char error[160];
+	char error[sizeof(((struct pdata *)0)->error)];
 };
 
 /* Set up @perf on @size bytes at @buf (not copied; must stay valid).

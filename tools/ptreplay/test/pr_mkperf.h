@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pr_mkperf: build small perf.data files in memory for tests.
+ * pr_mkperf: build small perf.data files in memory for tests, with
+ * tools/lib/flowjit's writer (pdata.h).
  *
  * Layout as perf record writes it: header, ids, two attrs (intel_pt with
  * attr.flowjit, and a dummy tracking event), the data section.  All
@@ -14,6 +15,7 @@
 #include <intel-pt.h>
 
 #include "libflowjit.h"
+#include "pdata.h"
 #include "pr_decode.h"
 #include "pr_report.h"
 
@@ -21,6 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the sample_id layout of every record */
+#define MKP_SAMPLE_TYPE	(PDATA_ST_TID | PDATA_ST_TIME | PDATA_ST_CPU | \
+			 PDATA_ST_IDENTIFIER)
 
 struct mkp {
 	uint8_t *data;		/* the data section */
@@ -63,40 +69,30 @@ static inline void mkp_end(struct mkp *m, size_t at, uint32_t pid,
 			   uint32_t tid, uint64_t time, uint32_t cpu)
 {
 	static const uint8_t zero[8];
+	struct pdata_sid sid = {
+		.pid = pid, .tid = tid, .time = time, .cpu = cpu,
+		.id = 1,	/* identifier */
+	};
+	uint8_t trailer[64];
 	uint16_t size;
 
 	if ((m->len - at) & 7)
 		mkp_put(m, zero, 8 - ((m->len - at) & 7));
-	mkp_u32(m, pid);
-	mkp_u32(m, tid);
-	mkp_u64(m, time);
-	mkp_u32(m, cpu);
-	mkp_u32(m, 0);
-	mkp_u64(m, 1);		/* identifier */
+	mkp_put(m, trailer, pdata_put_sid(trailer, MKP_SAMPLE_TYPE, &sid));
 	size = (uint16_t)(m->len - at);
 	memcpy(m->data + at + 6, &size, 2);
 }
 
+/* identity time conversion; no trailer: a user-type record */
 static inline void mkp_auxtrace_info(struct mkp *m)
 {
-	size_t at = mkp_begin(m, 70, 0);
-	int i;
+	uint64_t rec[PDATA_PT_INFO_WORDS], priv[PDATA_PT_PRIV_MAX] = { 0 };
 
-	mkp_u32(m, 1);		/* PERF_AUXTRACE_INTEL_PT */
-	mkp_u32(m, 0);
-	mkp_u64(m, 8);		/* pmu type */
-	mkp_u64(m, 0);		/* time shift */
-	mkp_u64(m, 1);		/* time mult */
-	mkp_u64(m, 0);		/* time zero */
-	mkp_u64(m, 1);		/* cap_user_time_zero */
-	for (i = 5; i < 17; ++i)
-		mkp_u64(m, 0);
-	/* no trailer: a user-type record */
-	{
-		uint16_t size = (uint16_t)(m->len - at);
-
-		memcpy(m->data + at + 6, &size, 2);
-	}
+	priv[PDATA_PT_PMU_TYPE] = 8;
+	priv[PDATA_PT_TIME_MULT] = 1;
+	priv[PDATA_PT_CAP_USER_TIME_ZERO] = 1;
+	mkp_put(m, rec, pdata_pt_info_put(rec, PDATA_PT_INFO_WORDS, priv,
+					  NULL));
 }
 
 static inline void mkp_comm(struct mkp *m, uint32_t pid, uint32_t tid,
@@ -202,63 +198,53 @@ static inline void mkp_auxtrace(struct mkp *m, const uint8_t *pt, size_t n,
 				uint32_t idx, uint32_t tid, uint32_t cpu)
 {
 	static const uint8_t zero[8];
-	size_t at = mkp_begin(m, 71, 0);
-	uint64_t padded = (n + 7) & ~(size_t)7;
-	uint16_t size;
+	struct pdata_auxtrace a;
 
-	mkp_u64(m, padded);
-	mkp_u64(m, 0);
-	mkp_u64(m, idx);
-	mkp_u32(m, idx);
-	mkp_u32(m, tid);
-	mkp_u32(m, cpu);
-	mkp_u32(m, 0);
-	size = (uint16_t)(m->len - at);
-	memcpy(m->data + at + 6, &size, 2);
+	pdata_auxtrace_init(&a, n, idx, idx, tid, cpu);
+	mkp_put(m, &a, sizeof(a));
 	mkp_put(m, pt, n);
-	if (padded > n)
-		mkp_put(m, zero, padded - n);
+	if (a.aux_size > n)
+		mkp_put(m, zero, a.aux_size - n);
 }
 
 /* The whole file for data section @m; *@size receives its size. */
 static inline uint8_t *mkp_file(const struct mkp *m, size_t *size)
 {
-	const uint64_t attr_size = 136 + 16;
-	uint64_t ids_off = 104, attrs_off = ids_off + 16;
-	uint64_t data_off = attrs_off + 2 * attr_size;
-	uint8_t *f;
-	uint64_t v;
+	static const uint64_t ids[2] = { 1, 2 };
+	struct pdata_wattr wa[2];
+	struct pdata_writer w;
+	uint8_t attr[2][136];
+	char *f = NULL;
+	FILE *out;
 	int i;
 
-	*size = data_off + m->len;
-	f = calloc(1, *size);
-	if (!f)
-		abort();
-	memcpy(f, "PERFILE2", 8);
-	v = 104; memcpy(f + 8, &v, 8);
-	memcpy(f + 16, &attr_size, 8);
-	memcpy(f + 24, &attrs_off, 8);
-	v = 2 * attr_size; memcpy(f + 32, &v, 8);
-	memcpy(f + 40, &data_off, 8);
-	v = m->len; memcpy(f + 48, &v, 8);
-	v = 1; memcpy(f + ids_off, &v, 8);
-	v = 2; memcpy(f + ids_off + 8, &v, 8);
+	memset(attr, 0, sizeof(attr));
 	for (i = 0; i < 2; ++i) {
-		uint8_t *a = f + attrs_off + i * attr_size;
 		uint32_t type = i ? 1 : 8, asize = 136;
-		uint64_t st = (1 << 1) | (1 << 2) | (1 << 7) | (1 << 16);
-		uint64_t flags = (1ULL << 18) | (1ULL << 5) |
+		uint64_t st = MKP_SAMPLE_TYPE;
+		uint64_t flags = PDATA_ATTR_SAMPLE_ID_ALL | (1ULL << 5) |
 				 (i ? 0 : 1ULL << 63);
 
-		memcpy(a, &type, 4);
-		memcpy(a + 4, &asize, 4);
-		memcpy(a + 24, &st, 8);
-		memcpy(a + 40, &flags, 8);
-		v = ids_off + 8 * i; memcpy(a + attr_size - 16, &v, 8);
-		v = 8; memcpy(a + attr_size - 8, &v, 8);
+		memcpy(attr[i], &type, 4);
+		memcpy(attr[i] + 4, &asize, 4);
+		memcpy(attr[i] + 24, &st, 8);
+		memcpy(attr[i] + PDATA_ATTR_FLAGS_OFFSET, &flags, 8);
+		wa[i].attr = attr[i];
+		wa[i].size = sizeof(attr[i]);
+		wa[i].ids = &ids[i];
+		wa[i].nr_ids = 1;
 	}
-	memcpy(f + data_off, m->data, m->len);
-	return f;
+	/* a seekable FILE (not a memory stream: the header goes last) */
+	out = tmpfile();
+	if (!out || pdata_write_begin(&w, out, 136 + 16, wa, 2) ||
+	    pdata_write(&w, m->data, m->len) || pdata_write_end(&w))
+		abort();
+	*size = (size_t)ftell(out);
+	f = malloc(*size);
+	if (!f || fseek(out, 0, SEEK_SET) || fread(f, *size, 1, out) != 1)
+		abort();
+	fclose(out);
+	return (uint8_t *)f;
 }
 
 /* PT packets with libipt's encoder. */

@@ -21,8 +21,8 @@ static struct prt_result reads_records(void)
 	int n = 0, comm = 0, aux = 0, fj = 0, status;
 
 	prt_int_eq(pr_perf_init_mem(&perf, f, size), 0);
-	prt_uint_eq(perf.nattr, 2);
-	prt_uint_eq(perf.nids, 2);
+	prt_uint_eq(perf.pd.nattr, 2);
+	prt_uint_eq(perf.pd.attr[0].nr_ids + perf.pd.attr[1].nr_ids, 2);
 	prt_int_eq(perf.flowjit, 1);
 	while ((status = pr_perf_next(&perf, &rec)) > 0) {
 		n += 1;

@@ -14,7 +14,7 @@
 
 #include "tap.h"
 #include "gtbuild.h"
-#include "perfdata.h"
+#include "pdata.h"
 #include "sideband.h"
 #include "../../../include/uapi/linux/flowjit.h"
 
@@ -23,11 +23,6 @@
 #define ST1	(ST0 | PERF_SAMPLE_ID)
 #define ID0	7
 #define ID1	9
-
-struct file_attr {
-	struct perf_event_attr attr;
-	struct perf_file_section ids;
-};
 
 static uint8_t data[4096];
 static size_t len;
@@ -72,37 +67,33 @@ static void raw(uint32_t type, uint16_t size)
 	len += size;
 }
 
+/* the file, with tools/lib/flowjit's writer (pdata.h) */
 static int write_file(const char *path)
 {
-	struct perf_file_header fh = { .magic = PERF_MAGIC };
-	struct file_attr a[2];
+	struct perf_event_attr a[2];
 	uint64_t ids[2] = { ID0, ID1 };
+	struct pdata_wattr wa[2];
+	struct pdata_writer w;
 	FILE *f = fopen(path, "w");
-	int i, ok;
+	int i, err;
 
 	if (!f)
 		return -1;
 	memset(a, 0, sizeof(a));
 	for (i = 0; i < 2; i++) {
-		a[i].attr.type = PERF_TYPE_SOFTWARE;
-		a[i].attr.size = sizeof(a[i].attr);
-		a[i].attr.config = PERF_COUNT_SW_DUMMY;
-		a[i].attr.sample_type = i ? ST1 : ST0;
-		a[i].attr.sample_id_all = 1;
-		a[i].ids.offset = sizeof(fh) + i * 8;
-		a[i].ids.size = 8;
+		a[i].type = PERF_TYPE_SOFTWARE;
+		a[i].size = sizeof(a[i]);
+		a[i].config = PERF_COUNT_SW_DUMMY;
+		a[i].sample_type = i ? ST1 : ST0;
+		a[i].sample_id_all = 1;
+		wa[i] = (struct pdata_wattr){ &a[i], sizeof(a[i]), &ids[i], 1 };
 	}
-	fh.size = sizeof(fh);
-	fh.attr_size = sizeof(a[0]);
-	fh.attrs.offset = sizeof(fh) + sizeof(ids);
-	fh.attrs.size = sizeof(a);
-	fh.data.offset = fh.attrs.offset + fh.attrs.size;
-	fh.data.size = len;
-	ok = fwrite(&fh, sizeof(fh), 1, f) == 1 &&
-	     fwrite(ids, sizeof(ids), 1, f) == 1 &&
-	     fwrite(a, sizeof(a), 1, f) == 1 &&
-	     fwrite(data, len, 1, f) == 1;
-	return fclose(f) || !ok ? -1 : 0;
+	err = pdata_write_begin(&w, f, sizeof(a[0]) + 16, wa, 2);
+	if (!err)
+		err = pdata_write(&w, data, len);
+	if (!err)
+		err = pdata_write_end(&w);
+	return fclose(f) || err ? -1 : 0;
 }
 
 int main(void)
