@@ -240,10 +240,12 @@ struct flowjit_rev {
 	uint64_t	end;
 	uint64_t	time;		/* of the chunk that completed the image */
 	uint64_t	seq;		/* order among records of equal time */
-	uint64_t	id;		/* the record's id, sub, revision, pid, kind */
-	uint32_t	sub;
+	uint64_t	id;		/* the record's id, sub, revision, pid, */
+	uint32_t	sub;		/* tid, kind and flags */
 	uint32_t	revision;
 	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	flags;
 	uint8_t		kind;
 	const uint8_t	*bytes;		/* end - start bytes, the store's */
 };
@@ -262,6 +264,9 @@ struct flowjit_store_stats {
 	uint64_t	too_large;	/* of bad_records: len above the maximum */
 	uint64_t	overlaps;	/* images dropped: a byte came twice */
 	uint64_t	incomplete;	/* images dropped: evicted, head again */
+	uint64_t	faults;		/* user JIT images of exec faults */
+	uint64_t	lost_windows;	/* flowjit_store_add_lost() calls kept */
+	uint64_t	missing_revs;	/* user JIT revision numbers never seen */
 };
 
 /* What span() and read() served: kept by the caller, one per thread. */
@@ -354,5 +359,130 @@ size_t flowjit_store_span(const struct flowjit_store *st, uint64_t asid, uint64_
 size_t flowjit_store_read(const struct flowjit_store *st, uint64_t asid, uint64_t ip,
 			  uint64_t time, bool late, uint8_t *buf, size_t len,
 			  struct flowjit_store_reads *reads);
+
+/*
+ * Lost records.
+ *
+ * A user JIT page's revisions are numbered per address space, one after
+ * the other (the kernel counts every image it writes of the space): a
+ * number missing between two seen ones is an image lost, of some page of
+ * that space, made between their times. A PERF_RECORD_LOST says records
+ * of any address space were lost; its reader gives the store the window
+ * they fall in (from the previous record of that ring buffer to the LOST
+ * record). A revision is *suspect* at time t if an image that may have
+ * replaced it was lost: a missing revision of its space, or a lost window,
+ * after its time and before t. Its bytes may still be right (the lost
+ * image may be another page's), but a decoder must not present them as
+ * certain: it counts what it decoded from suspect revisions and says so.
+ */
+
+/*
+ * Records were lost between @from and @to (perf times). Returns 0,
+ * -EINVAL for a NULL @st or @from > @to, -ENOMEM.
+ */
+int flowjit_store_add_lost(struct flowjit_store *st, uint64_t from, uint64_t to);
+
+/*
+ * Returns true if an image newer than @rev may have been lost and made
+ * before @time (see above); false for a NULL argument.
+ */
+bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_rev *rev,
+			   uint64_t time);
+
+/*
+ * Revision switches tied to trace events.
+ *
+ * A decoder's clock is the time of the last timing packet: a lower bound
+ * of the real time of the instructions that follow, behind by up to one
+ * MTC period, or up to a PSB period with TSC packets only. find() at that
+ * time can answer an older revision than the one that ran: a page
+ * rewritten and run again between two timing packets.
+ *
+ * flowjit images a user JIT page at the exec fault of the thread that
+ * runs the new bytes first (rec.tid; rec.id is the IP whose fetch
+ * faulted, 0 in files of older kernels), and the trace of that thread
+ * shows the fault: with user-only tracing FUP + TIP.PGD, then TIP.PGE at
+ * the same IP when the kernel returns to it. The record was written
+ * before that TIP.PGE, so from there on the thread's real time is at
+ * least the record's: a *tie* raises the decoder's clock to it.
+ *
+ * struct flowjit_tie follows one trace (a thread's, or a CPU's with its
+ * threads switching) and keeps that floor:
+ *
+ * - flowjit_tie_resume(tie, ip, t, t_max) at each place where tracing
+ *   resumes (TIP.PGE; not at an OVF's FUP, where packets were lost)
+ *   with the decoder's clock t and the latest real time it allows t_max
+ *   (UINT64_MAX if it knows none): the *next* fault image of the thread
+ *   followed, the first by (time, seq) after the floor and after t, is
+ *   tied if it was taken at ip (rec.id == ip; with rec.id 0, ip in its
+ *   range) and its time is at most t_max. Only the next one: an interrupt
+ *   that stops the thread at an IP where it faults later must not pull
+ *   the clock past faults in between. Several faults at one IP (an
+ *   instruction crossing into the next page faults once per page) are
+ *   tied one per TIP.PGE, in order. A fault whose TIP.PGE was lost (an
+ *   OVF) blocks ties until the clock passes its time.
+ *
+ * - flowjit_tie_time(tie, t): the time to look code up at, max(t, floor).
+ *
+ * - flowjit_tie_how(tie, rev, t): why @rev answered at that time: by the
+ *   clock (rev->time <= t), by a tie (<= floor), or late (find_late():
+ *   code after the clock that no older revision covers).
+ *
+ * An interrupt at the very IP of the thread's next fault, before the page
+ * was written and within one timing period of the fault, is the one case
+ * a tie gets wrong (the trace cannot tell the two apart): the new bytes
+ * are used from the interrupt on. CYC packets narrow t_max and make it
+ * rarer. A fault whose bytes were those of the page's last image writes
+ * no record (kernel/flowjit/user.c): its TIP.PGE ties nothing.
+ */
+enum flowjit_tie_how {
+	FLOWJIT_TIE_NONE,	/* no revision */
+	FLOWJIT_TIE_TIME,	/* live at the decoder's clock */
+	FLOWJIT_TIE_EVENT,	/* live at the floor a fault event set */
+	FLOWJIT_TIE_LATE,	/* after both: find_late() */
+};
+
+struct flowjit_tie {
+	const struct flowjit_store	*st;
+	uint64_t			asid;	/* the thread followed */
+	uint32_t			tid;
+	bool				thread;	/* asid and tid are set */
+	uint64_t			floor;	/* the last tied fault's time */
+	uint64_t			floor_seq;
+	const struct flowjit_rev	*last;	/* the last tied, or NULL */
+	uint64_t			resumes;	/* flowjit_tie_resume() calls */
+	uint64_t			tied;		/* of them, faults tied */
+};
+
+/* Follow a trace decoded with the images of @st. */
+void flowjit_tie_init(struct flowjit_tie *tie, const struct flowjit_store *st);
+
+/* The thread the trace is of from now on: user address space @asid, @tid. */
+void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid);
+
+/*
+ * Tracing resumed at @ip with the decoder's clock at @time, the real time
+ * at most @time_max. Returns the fault image tied (see above), or NULL.
+ */
+const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
+					     uint64_t time, uint64_t time_max);
+
+/* Returns the time to look code up at for a decoder clock of @time. */
+uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time);
+
+/* Returns why @rev is the answer at the decoder clock @time (see above). */
+enum flowjit_tie_how flowjit_tie_how(const struct flowjit_tie *tie, const struct flowjit_rev *rev,
+				     uint64_t time);
+
+/* "none", "time", "event" or "late" */
+const char *flowjit_tie_how_name(enum flowjit_tie_how how);
+
+/*
+ * Returns the first fault image of (@asid, @tid) after (@time, @seq), by
+ * (time, seq), or NULL: the store's index of what ties look for.
+ */
+const struct flowjit_rev *flowjit_store_next_fault(const struct flowjit_store *st,
+						   uint64_t asid, uint32_t tid,
+						   uint64_t time, uint64_t seq);
 
 #endif /* LIBFLOWJIT_H */

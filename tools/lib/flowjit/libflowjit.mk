@@ -5,7 +5,7 @@
 # -I$(LIBFLOWJIT_DIR) to find libflowjit.h. Programs built outside the
 # kernel tree also add $(LIBFLOWJIT_UAPI) for <linux/flowjit.h>; those
 # inside it use the installed headers (KHDR_INCLUDES) instead.
-LIBFLOWJIT_SRCS := $(addprefix $(LIBFLOWJIT_DIR)/,crc32c.c record.c reasm.c store.c)
+LIBFLOWJIT_SRCS := $(addprefix $(LIBFLOWJIT_DIR)/,crc32c.c record.c reasm.c store.c tie.c)
 LIBFLOWJIT_HDRS := $(LIBFLOWJIT_DIR)/libflowjit.h \
 		   $(LIBFLOWJIT_DIR)/../../../include/uapi/linux/flowjit.h
 LIBFLOWJIT_UAPI := -I$(LIBFLOWJIT_DIR)/../../../include/uapi

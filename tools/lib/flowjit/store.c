@@ -46,12 +46,33 @@ struct flowjit_store_retire {
 	uint64_t		seq;
 };
 
+/* A user JIT revision number seen, and its time. */
+struct flowjit_seen {
+	uint32_t		revision;
+	uint64_t		time;
+};
+
 /* The records of one address space; node.start is the asid. */
 struct flowjit_store_space {
 	struct flowjit_node	node;
 	struct flowjit_node	*revs;
 	struct flowjit_node	*retires;
+	/* user JIT revision numbers seen, ascending, no duplicates */
+	struct flowjit_seen	*seen;
+	size_t			nr_seen, max_seen;
 };
+
+/* Records of any address space were lost in [from, to]. */
+struct flowjit_lost {
+	uint64_t		from, to;
+};
+
+/*
+ * At most this many lost windows are kept: beyond, the last one grows to
+ * cover the new ones (everything after it is suspect, as it should be
+ * with that many losses).
+ */
+#define FLOWJIT_LOST_MAX	1024
 
 /* Which address space pid used from time on (until end, if not 0). */
 struct flowjit_pid_asid {
@@ -73,6 +94,11 @@ struct flowjit_store {
 	struct flowjit_node		*pids;
 	uint64_t			seq;
 	struct flowjit_store_stats	stats;
+	/* fault images by (asid, tid, time, seq): what ties look for */
+	const struct flowjit_rev	**faults;
+	size_t				nr_faults, max_faults;
+	struct flowjit_lost		*lost;
+	size_t				nr_lost;
 };
 
 #define flowjit_entry(ptr, type, member) \
@@ -225,6 +251,7 @@ static void flowjit_store_space_free(struct flowjit_node *n)
 {
 	struct flowjit_store_space *sp = flowjit_entry(n, struct flowjit_store_space, node);
 
+	free(sp->seen);
 	flowjit_node_free(sp->revs, flowjit_store_rev_free);
 	flowjit_node_free(sp->retires, flowjit_store_retire_free);
 	free(sp);
@@ -252,6 +279,8 @@ void flowjit_store_free(struct flowjit_store *st)
 	if (!st)
 		return;
 	flowjit_reasm_fini(&st->ra);
+	free(st->faults);
+	free(st->lost);
 	flowjit_node_free(st->spaces, flowjit_store_space_free);
 	flowjit_node_free(st->pids, flowjit_store_pid_free);
 	free(st);
@@ -418,6 +447,108 @@ static int flowjit_store_add_retire(struct flowjit_store *st,
 	return 0;
 }
 
+/* Returns true if @rev is a user JIT image an exec fault made. */
+static bool flowjit_rev_is_fault(const struct flowjit_rev *rev)
+{
+	return rev->kind == FLOWJIT_KIND_USER_JIT && rev->asid != FLOWJIT_ASID_KERNEL &&
+	       !(rev->flags & FLOWJIT_F_EXISTING);
+}
+
+/* Returns true if fault image @a comes before @b in the fault index. */
+static bool flowjit_fault_before(const struct flowjit_rev *a, const struct flowjit_rev *b)
+{
+	if (a->asid != b->asid)
+		return a->asid < b->asid;
+	if (a->tid != b->tid)
+		return a->tid < b->tid;
+	return flowjit_later(b->time, b->seq, a->time, a->seq);
+}
+
+/*
+ * Returns the index of the first fault image of @st at or after (@asid,
+ * @tid, @time, @seq) in index order: binary search.
+ */
+static size_t flowjit_store_fault_pos(const struct flowjit_store *st, uint64_t asid,
+				      uint32_t tid, uint64_t time, uint64_t seq)
+{
+	struct flowjit_rev key = { .asid = asid, .tid = tid, .time = time, .seq = seq };
+	size_t lo = 0, hi = st->nr_faults;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (flowjit_fault_before(st->faults[mid], &key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Put fault image @rev in the index. Records come mostly in time order,
+ * so the insert is mostly at the end. Returns 0 or -ENOMEM.
+ */
+static int flowjit_store_note_fault(struct flowjit_store *st, const struct flowjit_rev *rev)
+{
+	size_t pos;
+
+	if (st->nr_faults == st->max_faults) {
+		size_t max = st->max_faults ? 2 * st->max_faults : 64;
+		const struct flowjit_rev **f = realloc(st->faults, max * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		st->faults = f;
+		st->max_faults = max;
+	}
+	pos = flowjit_store_fault_pos(st, rev->asid, rev->tid, rev->time, rev->seq);
+	memmove(st->faults + pos + 1, st->faults + pos,
+		(st->nr_faults - pos) * sizeof(*st->faults));
+	st->faults[pos] = rev;
+	st->nr_faults++;
+	st->stats.faults++;
+	return 0;
+}
+
+/* Returns the index of the first revision number >= @revision in @sp's seen. */
+static size_t flowjit_space_seen_pos(const struct flowjit_store_space *sp, uint32_t revision)
+{
+	size_t lo = 0, hi = sp->nr_seen;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->seen[mid].revision < revision)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Note @rev's revision number as seen in @sp. Returns 0 or -ENOMEM. */
+static int flowjit_store_note_seen(struct flowjit_store_space *sp, const struct flowjit_rev *rev)
+{
+	size_t pos = flowjit_space_seen_pos(sp, rev->revision);
+
+	if (pos < sp->nr_seen && sp->seen[pos].revision == rev->revision)
+		return 0;	/* the same image again, e.g. from two events */
+	if (sp->nr_seen == sp->max_seen) {
+		size_t max = sp->max_seen ? 2 * sp->max_seen : 16;
+		struct flowjit_seen *n = realloc(sp->seen, max * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		sp->seen = n;
+		sp->max_seen = max;
+	}
+	memmove(sp->seen + pos + 1, sp->seen + pos, (sp->nr_seen - pos) * sizeof(*sp->seen));
+	sp->seen[pos] = (struct flowjit_seen){ .revision = rev->revision, .time = rev->time };
+	sp->nr_seen++;
+	return 0;
+}
+
 /* Make @img a revision of @time; takes its bytes. Returns 0 or -ENOMEM. */
 static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_image *img,
 				   uint64_t time, const struct flowjit_rev **added)
@@ -444,6 +575,8 @@ static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_imag
 		.sub		= rec->sub,
 		.revision	= rec->revision,
 		.pid		= rec->pid,
+		.tid		= rec->tid,
+		.flags		= rec->flags,
 		.kind		= rec->kind,
 		.bytes		= img->bytes,
 	};
@@ -455,6 +588,10 @@ static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_imag
 	st->stats.images++;
 	if (added)
 		*added = &r->rev;
+	if (flowjit_rev_is_fault(&r->rev) &&
+	    (flowjit_store_note_fault(st, &r->rev) ||
+	     flowjit_store_note_seen(sp, &r->rev)))
+		return -ENOMEM;
 	return flowjit_store_note_pid(st, rec->pid, rec->asid, time, false);
 }
 
@@ -526,12 +663,109 @@ int flowjit_store_add_record(struct flowjit_store *st, const void *body, size_t 
 	return flowjit_store_add_chunk(st, &chunk, time, added);
 }
 
+/* Add the revision numbers @n's spaces never saw to *@missing. */
+static void flowjit_count_missing(const struct flowjit_node *n, uint64_t *missing)
+{
+	const struct flowjit_store_space *sp;
+	size_t i;
+
+	if (!n)
+		return;
+	sp = flowjit_entry(n, struct flowjit_store_space, node);
+	for (i = 1; i < sp->nr_seen; i++)
+		*missing += sp->seen[i].revision - sp->seen[i - 1].revision - 1;
+	flowjit_count_missing(n->left, missing);
+	flowjit_count_missing(n->right, missing);
+}
+
 void flowjit_store_stats(const struct flowjit_store *st, struct flowjit_store_stats *stats)
 {
 	if (!st || !stats)
 		return;
 	*stats = st->stats;
 	stats->pending = st->ra.nr_pending;
+	stats->lost_windows = st->nr_lost;
+	stats->missing_revs = 0;
+	flowjit_count_missing(st->spaces, &stats->missing_revs);
+}
+
+int flowjit_store_add_lost(struct flowjit_store *st, uint64_t from, uint64_t to)
+{
+	struct flowjit_lost *l;
+
+	if (!st || from > to)
+		return -EINVAL;
+	if (st->nr_lost == FLOWJIT_LOST_MAX) {
+		l = &st->lost[st->nr_lost - 1];
+		if (from < l->from)
+			l->from = from;
+		if (to > l->to)
+			l->to = to;
+		return 0;
+	}
+	if (!st->lost) {
+		st->lost = calloc(FLOWJIT_LOST_MAX, sizeof(*st->lost));
+		if (!st->lost)
+			return -ENOMEM;
+	}
+	st->lost[st->nr_lost++] = (struct flowjit_lost){ .from = from, .to = to };
+	return 0;
+}
+
+/*
+ * Returns true if a revision number of @sp after @rev's is missing with
+ * neighbours that let it lie in (@rev's time, @time]: its seen
+ * neighbours a < m < b have a's time < @time and b's time > @rev's time,
+ * or there is no b (then only a lost window can say).
+ */
+static bool flowjit_space_gap_after(const struct flowjit_store_space *sp,
+				    const struct flowjit_rev *rev, uint64_t time)
+{
+	size_t i = flowjit_space_seen_pos(sp, rev->revision);
+
+	/* numbers are given in time order: look from @rev's on */
+	for (; i + 1 < sp->nr_seen; i++) {
+		const struct flowjit_seen *a = &sp->seen[i], *b = &sp->seen[i + 1];
+
+		if (a->time >= time)
+			break;
+		if (b->revision - a->revision > 1 && b->time > rev->time)
+			return true;
+	}
+	return false;
+}
+
+bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_rev *rev,
+			   uint64_t time)
+{
+	const struct flowjit_store_space *sp;
+	size_t i;
+
+	if (!st || !rev)
+		return false;
+	for (i = 0; i < st->nr_lost; i++)
+		if (st->lost[i].to > rev->time && st->lost[i].from < time)
+			return true;
+	if (rev->kind != FLOWJIT_KIND_USER_JIT)
+		return false;
+	sp = flowjit_store_space(st, rev->asid);
+	return sp && flowjit_space_gap_after(sp, rev, time);
+}
+
+const struct flowjit_rev *flowjit_store_next_fault(const struct flowjit_store *st,
+						   uint64_t asid, uint32_t tid,
+						   uint64_t time, uint64_t seq)
+{
+	size_t pos;
+
+	if (!st || seq == UINT64_MAX)
+		return NULL;
+	/* the first after (time, seq) is the first at or after (time, seq + 1) */
+	pos = flowjit_store_fault_pos(st, asid, tid, time, seq + 1);
+	if (pos == st->nr_faults || st->faults[pos]->asid != asid ||
+	    st->faults[pos]->tid != tid)
+		return NULL;
+	return st->faults[pos];
 }
 
 /* What the lookup callbacks are given: the question and the answer so far. */

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flowjit_tie: fault images tied to the trace's TIP.PGE at their IP, only
+ * the thread's next one, never beyond the latest time the decoder allows;
+ * the fault index; lost records and missing revision numbers make
+ * revisions suspect.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../libflowjit.h"
+#include "tap.h"
+
+#define PAGE	0x7f0000001000ULL
+#define PAGE2	0x7f0000002000ULL
+#define ASID	5
+
+static uint8_t bytes[4][4096];
+
+/* a user JIT image of @page by thread @tid, faulted at @ip, at @time */
+static const struct flowjit_rev *fault(struct flowjit_store *st, uint32_t tid, uint64_t page,
+				       uint64_t ip, uint32_t revision, int v, uint64_t time)
+{
+	const struct flowjit_rev *added = NULL;
+	struct flowjit_chunk c;
+
+	memset(&c, 0, sizeof(c));
+	c.rec.version = FLOWJIT_RECORD_VERSION;
+	c.rec.kind = FLOWJIT_KIND_USER_JIT;
+	c.rec.op = FLOWJIT_OP_IMAGE;
+	c.rec.asid = ASID;
+	c.rec.pid = 100;
+	c.rec.tid = tid;
+	c.rec.addr = page;
+	c.rec.len = sizeof(bytes[v]);
+	c.rec.id = ip;
+	c.rec.revision = revision;
+	c.rec.csum = flowjit_csum(bytes[v], sizeof(bytes[v]));
+	c.rec.chunk_len = sizeof(bytes[v]);
+	c.bytes = bytes[v];
+	if (flowjit_store_add_chunk(st, &c, time, &added))
+		return NULL;
+	return added;
+}
+
+/* the revision a decoder with clock @time reads at @ip under @tie */
+static uint32_t at(const struct flowjit_tie *tie, uint64_t ip, uint64_t time)
+{
+	const struct flowjit_rev *r;
+
+	r = flowjit_store_find(tie->st, ASID, ip, flowjit_tie_time(tie, time));
+	return r ? r->revision : 0;
+}
+
+static void fill(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		memset(bytes[i], 0x90 + i, sizeof(bytes[i]));
+}
+
+/*
+ * A page rewritten in place and run again between two timing packets: the
+ * clock (100) is older than the second image (150); the TIP.PGE at the
+ * fault's IP ties it, and the switch is reported as tied by the event.
+ */
+static int rewrite_within_one_period(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	r1 = fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 90);
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 2, 1, 150);
+	TAP_CHECK(r1 && r2);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	/* without a tie the clock says revision 1 */
+	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 1);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 300) == r2);
+	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 2);
+	TAP_CHECK(flowjit_tie_how(&tie, r2, 100) == FLOWJIT_TIE_EVENT);
+	TAP_CHECK(flowjit_tie_how(&tie, r1, 100) == FLOWJIT_TIE_TIME);
+	TAP_CHECK(flowjit_tie_how(&tie, r2, 150) == FLOWJIT_TIE_TIME);
+	TAP_CHECK(tie.resumes == 1 && tie.tied == 1 && tie.last == r2);
+	/* a later clock never goes back */
+	TAP_CHECK(flowjit_tie_time(&tie, 120) == 150 && flowjit_tie_time(&tie, 170) == 170);
+	TAP_CHECK(!strcmp(flowjit_tie_how_name(FLOWJIT_TIE_EVENT), "event"));
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * An interrupt inside the page before the write (TIP.PGE at another IP)
+ * ties nothing; one at the fault's IP but with a time_max before the
+ * fault ties nothing either; the fault's own TIP.PGE does.
+ */
+static int interrupt_is_not_a_fault(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r2;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	TAP_CHECK(fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 90));
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 2, 1, 150);
+	TAP_CHECK(r2);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 100, UINT64_MAX));
+	TAP_CHECK(at(&tie, PAGE + 0x48, 100) == 1);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 100, 140));
+	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 1);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 160) == r2);
+	TAP_CHECK(tie.resumes == 3 && tie.tied == 1);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * Only the thread's next fault is tied: a TIP.PGE at the IP of a later
+ * one (an interrupt there, before the fault in between) ties nothing, and
+ * another thread's faults are not this thread's.
+ */
+static int only_the_next_fault_of_the_thread(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *a, *b;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, PAGE + 0x10, 1, 0, 110);
+	b = fault(st, 7, PAGE2, PAGE2 + 0x20, 2, 1, 120);
+	TAP_CHECK(fault(st, 8, PAGE, PAGE + 0x30, 3, 2, 115));
+	TAP_CHECK(a && b);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, UINT64_MAX) == a);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX) == b);
+	TAP_CHECK(flowjit_tie_time(&tie, 100) == 120);
+	/* thread 8 has its own next fault */
+	flowjit_tie_thread(&tie, ASID, 8);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX));	/* 115 < floor */
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * An instruction crossing into the next page faults once per page at the
+ * same IP: one tie per TIP.PGE, in order. A fault whose TIP.PGE was lost
+ * is passed by the clock, and the next one is tied again.
+ */
+static int same_ip_twice_and_a_lost_event(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *a, *b, *c, *d;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, PAGE2 - 3, 1, 0, 100);
+	b = fault(st, 7, PAGE2, PAGE2 - 3, 2, 1, 100);	/* same time: by seq */
+	c = fault(st, 7, PAGE, PAGE + 0x80, 3, 2, 200);
+	d = fault(st, 7, PAGE, PAGE + 0x90, 4, 3, 300);
+	TAP_CHECK(a && b && c && d);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX) == a);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX) == b);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX));
+	/* c's TIP.PGE was lost: d's ties only once the clock passed c */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x90, 150, UINT64_MAX));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x90, 250, UINT64_MAX) == d);
+	TAP_CHECK(at(&tie, PAGE + 0x90, 250) == 4);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/* Files of kernels that did not record the IP (id 0): any IP in the page. */
+static int no_ip_ties_by_page(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *a;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, 0, 1, 0, 100);
+	TAP_CHECK(a);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2, 50, UINT64_MAX));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0xffc, 50, UINT64_MAX) == a);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/* Without a thread, or for a fault the clock passed, nothing is tied. */
+static int nothing_to_tie(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	TAP_CHECK(fault(st, 7, PAGE, PAGE, 1, 0, 100));
+	flowjit_tie_init(&tie, st);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 50, UINT64_MAX));
+	TAP_CHECK(tie.resumes == 0);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 100, UINT64_MAX));	/* live by time */
+	TAP_CHECK(flowjit_tie_how(&tie, NULL, 100) == FLOWJIT_TIE_NONE);
+	TAP_CHECK(!flowjit_store_next_fault(st, ASID, 7, 100, UINT64_MAX));
+	TAP_CHECK(!flowjit_store_next_fault(NULL, ASID, 7, 0, 0));
+	TAP_CHECK(!flowjit_store_next_fault(st, ASID + 1, 7, 0, 0));
+	flowjit_store_free(st);
+	return 0;
+}
+
+/* Random faults of several threads against a scan of all of them. */
+static int next_fault_against_reference(void)
+{
+	enum { N = 2000 };
+	static const struct flowjit_rev *all[N];
+	struct flowjit_store *st = flowjit_store_alloc();
+	uint64_t seed = 12345;
+	int i, j, k;
+
+	TAP_CHECK(st);
+	for (i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		all[i] = fault(st, 1 + (seed >> 33) % 4, PAGE + ((seed >> 40) % 8) * 4096,
+			       PAGE, i + 1, 0, (seed >> 20) % 500);
+		TAP_CHECK(all[i]);
+	}
+	for (k = 0; k < 3000; k++) {
+		const struct flowjit_rev *want = NULL, *got;
+		uint32_t tid;
+		uint64_t t, s;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		tid = 1 + (seed >> 33) % 5;
+		t = (seed >> 20) % 520;
+		s = (seed >> 45) % (N + 2);
+		for (j = 0; j < N; j++) {
+			const struct flowjit_rev *r = all[j];
+
+			if (r->tid != tid || !(r->time > t || (r->time == t && r->seq > s)))
+				continue;
+			if (!want || r->time < want->time ||
+			    (r->time == want->time && r->seq < want->seq))
+				want = r;
+		}
+		got = flowjit_store_next_fault(st, ASID, tid, t, s);
+		TAP_CHECK(got == want);
+	}
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * A missing revision number makes the revisions before it suspect from
+ * the gap on; a lost window makes every revision older than its end
+ * suspect after its start; nothing else is.
+ */
+static int lost_and_missing(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2, *r4;
+	struct flowjit_store_stats s;
+
+	TAP_CHECK(st);
+	r1 = fault(st, 7, PAGE, PAGE, 1, 0, 100);
+	r2 = fault(st, 7, PAGE2, PAGE2, 2, 1, 200);
+	r4 = fault(st, 7, PAGE, PAGE, 4, 2, 400);	/* 3 is missing: in (200, 400) */
+	TAP_CHECK(r1 && r2 && r4);
+	flowjit_store_stats(st, &s);
+	TAP_CHECK(s.missing_revs == 1 && s.faults == 3 && s.lost_windows == 0);
+	TAP_CHECK(!flowjit_store_suspect(st, r1, 150));
+	TAP_CHECK(!flowjit_store_suspect(st, r1, 200));	/* a's time 200 is not < 200 */
+	TAP_CHECK(flowjit_store_suspect(st, r1, 250));
+	TAP_CHECK(flowjit_store_suspect(st, r2, 250));
+	TAP_CHECK(!flowjit_store_suspect(st, r4, 500));
+	/* the same image twice (two events) is no gap, and no new number */
+	TAP_CHECK(fault(st, 7, PAGE, PAGE, 4, 2, 400));
+	flowjit_store_stats(st, &s);
+	TAP_CHECK(s.missing_revs == 1);
+	/* the missing one arrives late: no gap any more */
+	TAP_CHECK(fault(st, 7, PAGE2, PAGE2, 3, 3, 300));
+	flowjit_store_stats(st, &s);
+	TAP_CHECK(s.missing_revs == 0);
+	TAP_CHECK(!flowjit_store_suspect(st, r1, 250));
+	/* a LOST record: records of (600, 700] may be gone */
+	TAP_CHECK(!flowjit_store_add_lost(st, 600, 700));
+	TAP_CHECK(flowjit_store_add_lost(st, 7, 6) == -EINVAL);
+	TAP_CHECK(!flowjit_store_suspect(st, r4, 600));
+	TAP_CHECK(flowjit_store_suspect(st, r4, 601));
+	TAP_CHECK(flowjit_store_suspect(st, r4, 10000));
+	flowjit_store_stats(st, &s);
+	TAP_CHECK(s.lost_windows == 1);
+	TAP_CHECK(!flowjit_store_suspect(NULL, r4, 601) && !flowjit_store_suspect(st, NULL, 1));
+	flowjit_store_free(st);
+	return 0;
+}
+
+/* More lost windows than are kept: the last one grows to cover them. */
+static int many_lost_windows(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r;
+	uint64_t t;
+
+	TAP_CHECK(st);
+	r = fault(st, 7, PAGE, PAGE, 1, 0, 1);
+	TAP_CHECK(r);
+	for (t = 10; t < 10 + 3000 * 10; t += 10)
+		TAP_CHECK(!flowjit_store_add_lost(st, t, t + 1));
+	TAP_CHECK(flowjit_store_suspect(st, r, 10 + 2999 * 10 + 1));
+	TAP_CHECK(!flowjit_store_suspect(st, r, 10));
+	flowjit_store_free(st);
+	return 0;
+}
+
+int main(void)
+{
+	fill();
+	tap_run(rewrite_within_one_period,
+		"tie: a page rewritten and run again before the next timing packet is tied at its fault's TIP.PGE");
+	tap_run(interrupt_is_not_a_fault,
+		"tie: an interrupt at another IP, or before the latest time allowed, ties nothing");
+	tap_run(only_the_next_fault_of_the_thread,
+		"tie: only the thread's next fault is tied, other threads' never");
+	tap_run(same_ip_twice_and_a_lost_event,
+		"tie: two faults at one IP tie in order; a fault whose TIP.PGE was lost is passed by the clock");
+	tap_run(no_ip_ties_by_page,
+		"tie: images without a fault IP (older kernels) tie at any IP of their page");
+	tap_run(nothing_to_tie,
+		"tie: no thread, or a fault the clock passed: nothing tied; NULL store");
+	tap_run(next_fault_against_reference,
+		"tie: the fault index answers as a scan of every fault (2 000 random faults, 3 000 queries)");
+	tap_run(lost_and_missing,
+		"lost: missing revision numbers and LOST windows make older revisions suspect, nothing else");
+	tap_run(many_lost_windows,
+		"lost: beyond 1024 windows the last one grows, nothing is forgotten");
+	return tap_exit();
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libflowjit: revision switches tied to trace events (libflowjit.h,
+ * "Revision switches tied to trace events", states what a tie does).
+ *
+ * A tie only ever raises a lower bound of the real time: the time of a
+ * fault record that the kernel wrote before the thread resumed. It never
+ * changes what the image store answers for a time, so the one definition
+ * of which revision is live stays flowjit_store_lookup()'s.
+ */
+#include <string.h>
+
+#include "libflowjit.h"
+
+void flowjit_tie_init(struct flowjit_tie *tie, const struct flowjit_store *st)
+{
+	memset(tie, 0, sizeof(*tie));
+	tie->st = st;
+}
+
+void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid)
+{
+	/* the floor stays: it is a time, and time runs on in the trace */
+	tie->asid = asid;
+	tie->tid = tid;
+	tie->thread = true;
+}
+
+/* Returns true if the trace resuming at @ip is where @rev's fault was. */
+static bool flowjit_tie_at(const struct flowjit_rev *rev, uint64_t ip)
+{
+	if (rev->id)
+		return rev->id == ip;
+	return ip >= rev->start && ip < rev->end;
+}
+
+const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
+					     uint64_t time, uint64_t time_max)
+{
+	const struct flowjit_rev *next;
+	uint64_t after = tie->floor, seq = tie->floor_seq;
+
+	if (!tie->st || !tie->thread)
+		return NULL;
+	tie->resumes++;
+	/* faults at or before the clock are live by it: look after both */
+	if (time >= after) {
+		after = time;
+		seq = UINT64_MAX - 1;
+	}
+	next = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, after, seq);
+	if (!next || next->time > time_max || !flowjit_tie_at(next, ip))
+		return NULL;
+	tie->floor = next->time;
+	tie->floor_seq = next->seq;
+	tie->last = next;
+	tie->tied++;
+	return next;
+}
+
+uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time)
+{
+	return tie->floor > time ? tie->floor : time;
+}
+
+enum flowjit_tie_how flowjit_tie_how(const struct flowjit_tie *tie, const struct flowjit_rev *rev,
+				     uint64_t time)
+{
+	if (!rev)
+		return FLOWJIT_TIE_NONE;
+	if (rev->time <= time)
+		return FLOWJIT_TIE_TIME;
+	if (rev->time <= tie->floor)
+		return FLOWJIT_TIE_EVENT;
+	return FLOWJIT_TIE_LATE;
+}
+
+const char *flowjit_tie_how_name(enum flowjit_tie_how how)
+{
+	switch (how) {
+	case FLOWJIT_TIE_TIME:
+		return "time";
+	case FLOWJIT_TIE_EVENT:
+		return "event";
+	case FLOWJIT_TIE_LATE:
+		return "late";
+	default:
+		return "none";
+	}
+}
