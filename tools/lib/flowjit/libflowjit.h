@@ -414,8 +414,11 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  *   with the decoder's clock t and the latest real time it allows t_max
  *   (UINT64_MAX if it knows none): the *next* fault image of the thread
  *   followed, the first by (time, seq) after the floor and after t, is
- *   tied if it was taken at ip (rec.id == ip; with rec.id 0, ip in its
- *   range) and its time is at most t_max. Only the next one: an interrupt
+ *   tied if it was taken at ip (rec.id == ip) and its time is at most
+ *   t_max. Images without the IP (rec.id 0) are never tied: tracing
+ *   resumes inside a JIT page after every interrupt, system call and
+ *   other fault there, so a page alone would tie too early; such files
+ *   decode by time as before. Only the next one: an interrupt
  *   that stops the thread at an IP where it faults later must not pull
  *   the clock past faults in between. Several faults at one IP (an
  *   instruction crossing into the next page faults once per page) are
@@ -428,11 +431,18 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  *   clock (rev->time <= t), by a tie (<= floor), or late (find_late():
  *   code after the clock that no older revision covers).
  *
- * An interrupt at the very IP of the thread's next fault, before the page
- * was written and within one timing period of the fault, is the one case
- * a tie gets wrong (the trace cannot tell the two apart): the new bytes
- * are used from the interrupt on. CYC packets narrow t_max and make it
- * rarer. A fault whose bytes were those of the page's last image writes
+ * t_max is what makes a tie safe: with MTC (sent whenever TriggerEn is
+ * set, also while the thread is in the kernel: Intel SDM Vol. 3C, "MTC
+ * Packet", dependencies MTCEn && TriggerEn) the clock at a TIP.PGE lags
+ * the real time by less than one MTC period, so clock + period bounds
+ * it. Without such a bound (TSC packets only) an interrupt at the entry
+ * of a JIT function whose next fault is far ahead would tie that fault
+ * early; only the rule "the next fault only" limits the damage then.
+ * Even with it, an interrupt at the very IP of the thread's next fault,
+ * before the page was written and within t_max of the fault, is the one
+ * case a tie gets wrong (the trace cannot tell the two apart): the new
+ * bytes are used from the interrupt on. CYC packets narrow the clock's
+ * lag and make it rarer. A fault whose bytes were those of the page's last image writes
  * no record (kernel/flowjit/user.c): its TIP.PGE ties nothing.
  */
 enum flowjit_tie_how {

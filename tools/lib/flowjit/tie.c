@@ -26,12 +26,14 @@ void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid)
 	tie->thread = true;
 }
 
-/* Returns true if the trace resuming at @ip is where @rev's fault was. */
+/*
+ * Returns true if the trace resuming at @ip is where @rev's fault was.
+ * Without the IP (rec.id 0, older kernels) never: tracing resumes in a
+ * JIT page after every interrupt, system call and other fault there.
+ */
 static bool flowjit_tie_at(const struct flowjit_rev *rev, uint64_t ip)
 {
-	if (rev->id)
-		return rev->id == ip;
-	return ip >= rev->start && ip < rev->end;
+	return rev->id && rev->id == ip;
 }
 
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
