@@ -375,6 +375,16 @@ int pdata_pt_info(struct pdata_pt_info *info, const struct pdata_rec *rec)
 	info->have_sched_switch =
 		get64(priv + 8 * PDATA_PT_HAVE_SCHED_SWITCH);
 	info->per_cpu_mmaps = (int)get64(priv + 8 * PDATA_PT_PER_CPU_MMAPS);
+	if (rec->body_size >= 8 + 8 * (PDATA_PT_MAX_NONTURBO_RATIO + 1)) {
+		info->has_timing = 1;
+		info->mtc_bit = get64(priv + 8 * PDATA_PT_MTC_BIT);
+		info->mtc_freq_bits = get64(priv + 8 * PDATA_PT_MTC_FREQ_BITS);
+		info->tsc_ctc_n = (uint32_t)get64(priv + 8 * PDATA_PT_TSC_CTC_N);
+		info->tsc_ctc_d = (uint32_t)get64(priv + 8 * PDATA_PT_TSC_CTC_D);
+		info->cyc_bit = get64(priv + 8 * PDATA_PT_CYC_BIT);
+		info->max_nonturbo_ratio =
+			(uint32_t)get64(priv + 8 * PDATA_PT_MAX_NONTURBO_RATIO);
+	}
 	if (info->time_shift > 63 || !info->time_mult)
 		return -EINVAL;
 	info->valid = 1;

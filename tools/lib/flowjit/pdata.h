@@ -244,6 +244,16 @@ struct pdata_pt_info {
 	int cap_user_time_zero;
 	int per_cpu_mmaps;
 	uint64_t have_sched_switch;
+	/*
+	 * Timing packets (perf 4.3 and later write them; 0 in older files):
+	 * the attr config bits of mtc and cyc, the mask of mtc_period, the
+	 * TSC/CTC ratio n/d (CPUID 0x15 EBX/EAX) and the max non-turbo
+	 * ratio (MSR_PLATFORM_INFO[15:8]: CYC's core:bus clock ratio).
+	 */
+	int has_timing;
+	uint64_t mtc_bit, mtc_freq_bits, cyc_bit;
+	uint32_t tsc_ctc_n, tsc_ctc_d;
+	uint32_t max_nonturbo_ratio;
 };
 
 /*

@@ -526,6 +526,20 @@ static int pt_info_and_time(void)
 	TAP_CHECK(pdata_pt_info(&info, &r) == -EINVAL);	/* shift 64 */
 	rec[2 + PDATA_PT_TIME_SHIFT] = 3;
 	TAP_CHECK(!pdata_pt_info(&info, &r) && info.valid);
+	TAP_CHECK(info.has_timing && !info.mtc_bit && !info.tsc_ctc_n);
+	rec[2 + PDATA_PT_MTC_BIT] = 1 << 9;
+	rec[2 + PDATA_PT_MTC_FREQ_BITS] = 0xf << 14;
+	rec[2 + PDATA_PT_TSC_CTC_N] = 250;
+	rec[2 + PDATA_PT_TSC_CTC_D] = 2;
+	rec[2 + PDATA_PT_CYC_BIT] = 1 << 1;
+	rec[2 + PDATA_PT_MAX_NONTURBO_RATIO] = 30;
+	TAP_CHECK(!pdata_pt_info(&info, &r) && info.has_timing);
+	TAP_CHECK(info.mtc_bit == 1 << 9 && info.mtc_freq_bits == 0xf << 14);
+	TAP_CHECK(info.tsc_ctc_n == 250 && info.tsc_ctc_d == 2);
+	TAP_CHECK(info.cyc_bit == 1 << 1 && info.max_nonturbo_ratio == 30);
+	/* a file of perf before 4.3: ten words, no timing ones */
+	r.body_size = 88;
+	TAP_CHECK(!pdata_pt_info(&info, &r) && info.valid && !info.has_timing);
 	r.body_size = 80;
 	TAP_CHECK(pdata_pt_info(&info, &r) == -EINVAL);	/* too small */
 	r.type = PDATA_REC_AUXTRACE;
