@@ -272,7 +272,7 @@ int pr_cli_decode(int argc, char *const *argv)
 	struct pr_replay_opts opts;
 	struct pr_replay *rp;
 	struct pr_decode *d;
-	uint64_t nerrors;
+	uint64_t nerrors, suspect;
 
 	switch (pr_cli_parse(&opts, argc, argv, stdout, stderr)) {
 	case PR_CLI_RUN:
@@ -306,10 +306,15 @@ int pr_cli_decode(int argc, char *const *argv)
 	if (nerrors)
 		fprintf(stderr, "ptreplay: %" PRIu64 " decode error(s); see "
 			"--health\n", nerrors);
+	suspect = pr_decode_suspect(d);
+	if (suspect)
+		fprintf(stderr, "ptreplay: %" PRIu64 " instruction(s) decoded "
+			"from flowjit images a lost record may have replaced; "
+			"see --health\n", suspect);
 	pr_decode_free(d);
 	pr_replay_fini(rp);
 	free(rp);
 	if (fflush(stdout) || ferror(stdout))
 		return 1;
-	return nerrors ? 2 : 0;
+	return nerrors || suspect ? 2 : 0;
 }

@@ -147,6 +147,46 @@ static void pr_qres_task(struct pr_qres *r, uint64_t time)
 	r->f_valid = 0;
 }
 
+/* The thread whose exec faults the trace shows now (libflowjit.h,
+ * "Revision switches tied to trace events"): its address space at the
+ * lookup time (an exec gives a new one) and tid.
+ */
+static void pr_qres_tie_thread(struct pr_qres *r)
+{
+	const struct flowjit_store *fj = r->rp->store.fj;
+	uint64_t asid;
+
+	if (!fj || r->tid < 0 || !r->space ||
+	    flowjit_store_pid_asid(fj, r->space, r->ltime, &asid)) {
+		r->tie.thread = false;
+		return;
+	}
+	flowjit_tie_thread(&r->tie, asid, (uint32_t)r->tid);
+}
+
+/* Tracing resumed at @ip (TIP.PGE): an exec fault's image there is live
+ * from now on even if the clock, the last timing packet, is older. With
+ * MTC the real time is before the clock + one period (MTC packets go out
+ * while the thread is in the kernel too); two are allowed, for libipt's
+ * rounding. With TSC packets only nothing bounds it.
+ */
+static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
+{
+	uint64_t max = UINT64_MAX;
+
+	if (!r->rp->store.fj || ip >> 63)
+		return;
+	pr_qres_tie_thread(r);
+	if (r->mtc_ticks && r->tsc)
+		max = pr_tsc_to_perf(&r->rp->info, r->tsc + 2 * r->mtc_ticks) +
+		      1;
+	if (!flowjit_tie_resume(&r->tie, ip, r->time, max))
+		return;
+	r->ltime = flowjit_tie_time(&r->tie, r->time);
+	r->c_rgn = NULL;
+	r->f_valid = 0;
+}
+
 /* Update the trace time and the current task from the decoder. */
 static void pr_qres_time(struct pr_qres *r)
 {
@@ -163,6 +203,7 @@ static void pr_qres_time(struct pr_qres *r)
 	r->tsc = tsc;
 	r->have_time = 1;
 	r->time = tsc ? pr_tsc_to_perf(&r->rp->info, tsc) : 0;
+	r->ltime = flowjit_tie_time(&r->tie, r->time);
 	r->c_rgn = NULL;
 	r->f_valid = 0;
 	/* no task known yet on this CPU: maybe now */
@@ -187,10 +228,12 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	if (rgn && ip >= r->c_lo && ip < r->c_hi && size <= r->c_hi - ip &&
 	    rgn->space == space) {
 		memcpy(buffer, rgn->bytes + (ip - rgn->start), size);
+		r->rd_ip = ip;
+		r->rd_rev = rgn->kind == PR_RGN_FLOWJIT ? rgn->rev : NULL;
 		return (int)size;
 	}
 
-	n = pr_store_read(&r->rp->store, space, ip, r->time, buffer, size);
+	n = pr_store_read(&r->rp->store, space, ip, r->ltime, buffer, size);
 	if (!n) {
 		r->miss = 1;
 		r->miss_ip = ip;
@@ -200,8 +243,11 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	{
 		uint64_t lo, hi;
 
-		rgn = pr_store_lookup(&r->rp->store, space, ip, r->time, &lo,
+		rgn = pr_store_lookup(&r->rp->store, space, ip, r->ltime, &lo,
 				      &hi);
+		r->rd_ip = ip;
+		r->rd_rev = rgn && rgn->kind == PR_RGN_FLOWJIT ? rgn->rev :
+			    NULL;
 		if (rgn && rgn->bytes) {
 			uint64_t bend = rgn->start + rgn->nbytes;
 
@@ -226,7 +272,7 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 	*flo = ip;
 	*fhi = ip + 1;
 	*dso = "[unknown]";
-	rgn = pr_store_name(&r->rp->store, space, ip, r->time);
+	rgn = pr_store_name(&r->rp->store, space, ip, r->ltime);
 	if (!rgn) {
 		snprintf(buf, size, "[unknown]");
 		return buf;
@@ -343,7 +389,7 @@ static void pr_qres_error(struct pr_qres *r, int code)
 		uint32_t space = r->last_ip >> 63 ? 0 : r->space;
 
 		rgn = r->ninsn ? pr_store_name(&r->rp->store, space, r->last_ip,
-						 r->time) : NULL;
+						 r->ltime) : NULL;
 		snprintf(region, sizeof(region), "%s",
 			 rgn && rgn->name ? rgn->name : "[trace]");
 	}
@@ -383,6 +429,103 @@ static void pr_json_escape(char *str, size_t size)
 			str[i] = '?';
 }
 
+/* The switches kept per queue; more are counted, not kept. */
+#define PR_REV_SWITCHES_MAX	100000
+
+/* Returns the revision @r's thread runs at @rev's image now, added. */
+static struct pr_rev_cur *pr_qres_rev_cur(struct pr_qres *r,
+					  const struct flowjit_rev *rev)
+{
+	struct pr_rev_cur *c;
+	size_t i;
+
+	c = r->last_cur < r->ncur ? &r->cur[r->last_cur] : NULL;
+	if (c && c->tid == r->tid && c->start == rev->start)
+		return c;
+	for (i = 0; i < r->ncur; ++i)
+		if (r->cur[i].tid == r->tid && r->cur[i].start == rev->start) {
+			r->last_cur = i;
+			return &r->cur[i];
+		}
+	if (r->ncur == r->capcur) {
+		size_t cap = r->capcur ? 2 * r->capcur : 16;
+
+		c = realloc(r->cur, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		r->cur = c;
+		r->capcur = cap;
+	}
+	c = &r->cur[r->ncur];
+	memset(c, 0, sizeof(*c));
+	c->tid = r->tid;
+	c->start = rev->start;
+	r->last_cur = r->ncur++;
+	return c;
+}
+
+/* @c's thread now runs @rev there: note the switch. */
+static void pr_qres_rev_switch(struct pr_qres *r, struct pr_rev_cur *c,
+			       const struct flowjit_rev *rev)
+{
+	int how = flowjit_tie_how(&r->tie, rev, r->time);
+
+	if (c->rev)
+		r->nsw_by[how] += 1;
+	if (r->nsw < PR_REV_SWITCHES_MAX) {
+		if (r->nsw == r->capsw) {
+			size_t cap = r->capsw ? 2 * r->capsw : 16;
+			struct pr_rev_switch *sw;
+
+			sw = realloc(r->sw, cap * sizeof(*sw));
+			if (!sw) {
+				r->failed = 1;
+				goto out;
+			}
+			r->sw = sw;
+			r->capsw = cap;
+		}
+		r->sw[r->nsw++] = (struct pr_rev_switch){
+			.tid = c->tid, .start = c->start, .from = c->rev,
+			.to = rev, .from_insns = c->insns, .at = r->ninsn,
+			.how = how,
+		};
+	}
+out:
+	c->rev = rev;
+	c->insns = 0;
+	c->how = how;
+}
+
+/* An instruction decoded from flowjit revision @rev. */
+static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
+{
+	struct pr_rev_cur *c = pr_qres_rev_cur(r, rev);
+
+	if (!c) {
+		r->failed = 1;
+		return;
+	}
+	if (c->rev != rev)
+		pr_qres_rev_switch(r, c, rev);
+	c->insns += 1;
+	/* a newer image may have been lost: never silently */
+	if (rev != r->sus_rev || r->ltime != r->sus_time) {
+		int was = r->sus && rev == r->sus_rev;
+
+		r->sus_rev = rev;
+		r->sus_time = r->ltime;
+		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, r->ltime);
+		if (r->sus && !was) {
+			r->nsuspect_runs += 1;
+			pr_qres_flow_error(r, 1, "flowjit image may be stale "
+					   "(records lost)", rev->start);
+		}
+	}
+	if (r->sus)
+		r->nsuspect += 1;
+}
+
 static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 {
 	const struct pr_replay_opts *o = &r->rp->opts;
@@ -390,6 +533,8 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 	r->ninsn += 1;
 	r->last_ip = insn->ip;
+	if (r->rd_rev && insn->ip == r->rd_ip)
+		pr_qres_rev_insn(r, r->rd_rev);
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, tid, insn->ip, o->json);
 
@@ -485,6 +630,33 @@ static volatile uint64_t pr_progress_bytes;
 #define PR_MAX_LOOP_INSNS	100000
 
 
+/* The timing packets the intel_pt event asked for, for libipt's clock
+ * (as perf's decoder takes them from the same AUXTRACE_INFO): MTC needs
+ * the MTC period and the TSC/CTC ratio, CYC the core:bus clock ratio.
+ */
+static void pr_qres_timing(struct pr_qres *r, struct pt_config *config)
+{
+	const struct pr_replay *rp = r->rp;
+	const struct pr_pt_info *info = &rp->info;
+
+	if (!info->has_timing)
+		return;
+	if ((rp->pt_config & info->mtc_bit) && info->mtc_freq_bits &&
+	    info->tsc_ctc_n && info->tsc_ctc_d) {
+		config->mtc_freq = (uint8_t)((rp->pt_config &
+					      info->mtc_freq_bits) >>
+					     __builtin_ctzll(info->mtc_freq_bits));
+		config->cpuid_0x15_eax = info->tsc_ctc_d;
+		config->cpuid_0x15_ebx = info->tsc_ctc_n;
+		if (config->mtc_freq < 32)
+			r->mtc_ticks = ((1ULL << config->mtc_freq) *
+					info->tsc_ctc_n + info->tsc_ctc_d - 1) /
+				       info->tsc_ctc_d;
+	}
+	if ((rp->pt_config & info->cyc_bit) && info->max_nonturbo_ratio)
+		config->nom_freq = (uint8_t)info->max_nonturbo_ratio;
+}
+
 /* Decode queue @r->q. */
 static void pr_qres_decode(struct pr_qres *r)
 {
@@ -498,12 +670,14 @@ static void pr_qres_decode(struct pr_qres *r)
 	pr_store_work = 0;
 	r->tid = q->tid;
 	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
+	flowjit_tie_init(&r->tie, r->rp->store.fj);
 	if (!q->size)
 		return;
 
 	pt_config_init(&config);
 	config.begin = (uint8_t *)q->buf;
 	config.end = (uint8_t *)q->buf + q->size;
+	pr_qres_timing(r, &config);
 	r->dec = pt_insn_alloc_decoder(&config);
 	if (!r->dec) {
 		r->failed = 1;
@@ -545,6 +719,7 @@ static void pr_qres_decode(struct pr_qres *r)
 						     pr_tsc_to_perf(&r->rp->info,
 								    ev.tsc) :
 						     r->time);
+					pr_qres_resume(r, ev.variant.enabled.ip);
 				} else if (ev.type == ptev_disabled ||
 					   ev.type == ptev_async_disabled) {
 					r->ndisabled += 1;
@@ -719,7 +894,19 @@ void pr_decode_free(struct pr_decode *d)
 		free(r->calls.p);
 		free(r->prof);
 		free(r->err);
+		free(r->cur);
+		free(r->sw);
 	}
 	free(d->q);
 	free(d);
+}
+
+uint64_t pr_decode_suspect(const struct pr_decode *d)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; d && i < d->nq; ++i)
+		n += d->q[i].nsuspect;
+	return n;
 }

@@ -42,15 +42,56 @@ struct pr_prof {
 	uint64_t count;
 };
 
+/* A switch of the flowjit revision one thread runs at one image's
+ * addresses: from @from (NULL: the first) to @to, whose first instruction
+ * is the queue's @at-th (from 1), tied by @how (enum flowjit_tie_how);
+ * @from ran @from_insns instructions since it became the thread's there.
+ */
+struct pr_rev_switch {
+	int32_t tid;
+	uint64_t start;
+	const struct flowjit_rev *from, *to;
+	uint64_t from_insns, at;
+	int how;
+};
+
+/* The revision a thread runs now at one image's addresses. */
+struct pr_rev_cur {
+	int32_t tid;
+	uint64_t start;
+	const struct flowjit_rev *rev;
+	uint64_t insns;		/* since it became the thread's there */
+	int how;
+};
+
 /* The results and state of decoding one queue. */
 struct pr_qres {
 	struct pr_replay *rp;
 	struct pr_queue *q;
 	struct pt_insn_decoder *dec;
 
-	/* Trace time, perf and TSC. */
-	uint64_t tsc, time;
+	/* Trace time, perf and TSC; the time code is looked up at. */
+	uint64_t tsc, time, ltime;
 	int have_time;
+	/* Revision switches tied to the trace's resumes (libflowjit.h). */
+	struct flowjit_tie tie;
+	/* MTC: one period in TSC ticks (0: no MTC): the clock lags the real
+	 * time by less, also at a TIP.PGE after time in the kernel.
+	 */
+	uint64_t mtc_ticks;
+	/* The flowjit revision of the last instruction bytes read, at. */
+	const struct flowjit_rev *rd_rev;
+	uint64_t rd_ip;
+	/* Revisions in use, switches, suspect instructions. */
+	struct pr_rev_cur *cur;
+	size_t ncur, capcur, last_cur;
+	struct pr_rev_switch *sw;
+	size_t nsw, capsw;
+	uint64_t nsw_by[4];
+	const struct flowjit_rev *sus_rev;
+	uint64_t sus_time;
+	int sus;
+	uint64_t nsuspect, nsuspect_runs;
 	/* The task now: space (pid) and tid. */
 	uint32_t space;
 	int32_t tid;
@@ -108,6 +149,11 @@ extern struct pr_decode *pr_decode_run(struct pr_replay *rp);
 
 /* Free @d and its results; @d may be NULL. */
 extern void pr_decode_free(struct pr_decode *d);
+
+/* Instructions of @d decoded from flowjit images that may be stale (a
+ * newer image may have been lost: flowjit_store_suspect()).
+ */
+extern uint64_t pr_decode_suspect(const struct pr_decode *d);
 
 /* What went wrong, for an error code of struct pr_err_count. */
 extern const char *pr_decode_err_name(int code);

@@ -515,6 +515,15 @@ static int pr_replay_record(struct pr_replay *rp,
 	rp->cnt.records += 1;
 	if (rec->type < 72)
 		rp->cnt.by_type[rec->type] += 1;
+	if (rec->sid.has_time && rec->type != PR_REC_LOST &&
+	    rec->type != PR_REC_AUXTRACE && rec->type != PR_REC_AUXTRACE_INFO) {
+		struct pr_cpu_sched *c = pr_replay_cpu(rp, rec->sid.cpu);
+
+		if (!c)
+			return pr_replay_fail(rp, "too many CPUs");
+		if (time > c->last_time)
+			c->last_time = time;
+	}
 
 	switch (rec->type) {
 	case PR_REC_AUXTRACE_INFO:
@@ -590,12 +599,32 @@ static int pr_replay_record(struct pr_replay *rp,
 		return 0;
 	}
 
-	case PR_REC_LOST:
+	case PR_REC_LOST: {
+		struct pr_cpu_sched *c;
+		uint64_t from = 0, to = UINT64_MAX;
+
 		if (rec->body_size < 16)
 			break;
 		rp->cnt.lost_events += 1;
 		rp->cnt.lost += pr_get64(b + 8);
+		/*
+		 * The lost records were written to this CPU's ring buffer
+		 * after its last record that arrived and before this one:
+		 * flowjit images of then may be missing. Without a time,
+		 * the whole trace.
+		 */
+		if (rec->sid.has_time) {
+			c = pr_replay_cpu(rp, rec->sid.cpu);
+			if (!c)
+				return pr_replay_fail(rp, "too many CPUs");
+			from = c->last_time;
+			to = time > from ? time : from;
+		}
+		if (!rp->opts.no_flowjit &&
+		    pr_store_flowjit_lost(&rp->store, from, to) < 0)
+			return pr_replay_fail(rp, "out of memory");
 		return 0;
+	}
 
 	case PR_REC_LOST_SAMPLES:
 		if (rec->body_size >= 8)
@@ -686,6 +715,12 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	if (!rp->info.valid)
 		return pr_replay_fail(rp, "no Intel PT AUXTRACE_INFO: not an "
 				      "intel_pt recording");
+	/* the intel_pt event's config: which timing packets it asked for */
+	for (i = 0; i < rp->perf.pd.nattr; ++i)
+		if (rp->perf.pd.attr[i].type == rp->info.pmu_type) {
+			rp->pt_config = rp->perf.pd.attr[i].config;
+			break;
+		}
 	if (!rp->nq)
 		return pr_replay_fail(rp, "no AUX trace data (AUXTRACE "
 				      "records) in the file");

@@ -65,6 +65,8 @@ struct pr_cpu_sched {
 	uint32_t cpu;
 	struct pr_switch *sw;
 	size_t nsw, cap;
+	/* The time of the last record with a time from this CPU. */
+	uint64_t last_time;
 };
 
 /* Record counters for the health report. */
@@ -102,6 +104,9 @@ struct pr_replay {
 	size_t ncpu;
 
 	struct pr_replay_counts cnt;
+
+	/* The intel_pt attr's config (0 if none was found). */
+	uint64_t pt_config;
 
 	/* The last error. */
 	char error[200];

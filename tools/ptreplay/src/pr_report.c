@@ -106,6 +106,54 @@ static void pr_print_profile(const struct pr_decode *d, FILE *out,
 	free(all);
 }
 
+/* The revision switches of @d (text): per switch what tied it and how
+ * many instructions the old revision ran; then what each revision in use
+ * at the end ran.
+ */
+static void pr_print_switches(const struct pr_decode *d, FILE *out)
+{
+	uint64_t by[4] = { 0 }, nsus = 0, runs = 0, shown = 0;
+	size_t i, j;
+
+	for (i = 0; i < d->nq; ++i) {
+		for (j = 0; j < 4; ++j)
+			by[j] += d->q[i].nsw_by[j];
+		nsus += d->q[i].nsuspect;
+		runs += d->q[i].nsuspect_runs;
+	}
+	fprintf(out, "revision switches:      %" PRIu64 " (by event %" PRIu64
+		", by time %" PRIu64 ", late %" PRIu64 ")\n",
+		by[FLOWJIT_TIE_EVENT] + by[FLOWJIT_TIE_TIME] +
+		by[FLOWJIT_TIE_LATE], by[FLOWJIT_TIE_EVENT],
+		by[FLOWJIT_TIE_TIME], by[FLOWJIT_TIE_LATE]);
+	for (i = 0; i < d->nq; ++i) {
+		const struct pr_qres *r = &d->q[i];
+
+		for (j = 0; j < r->nsw && shown < 200; ++j) {
+			const struct pr_rev_switch *sw = &r->sw[j];
+
+			if (!sw->from)
+				continue;
+			fprintf(out, "  tid %d %#" PRIx64 ": revision %u (%"
+				PRIu64 " insns) -> %u by %s from insn %" PRIu64
+				"\n", sw->tid, sw->start, sw->from->revision,
+				sw->from_insns, sw->to->revision,
+				flowjit_tie_how_name(sw->how), sw->at);
+			shown += 1;
+		}
+		for (j = 0; j < r->ncur && shown < 200; ++j, ++shown)
+			fprintf(out, "  tid %d %#" PRIx64 ": revision %u (%"
+				PRIu64 " insns) to the end, since %s\n",
+				r->cur[j].tid, r->cur[j].start,
+				r->cur[j].rev->revision, r->cur[j].insns,
+				flowjit_tie_how_name(r->cur[j].how));
+	}
+	if (shown >= 200)
+		fprintf(out, "  (more not shown)\n");
+	fprintf(out, "suspect instructions:   %" PRIu64 " (in %" PRIu64
+		" runs: a newer image may have been lost)\n", nsus, runs);
+}
+
 static void pr_print_health(const struct pr_decode *d, FILE *out,
 			    uint64_t ninsn, uint64_t nerrors)
 {
@@ -113,6 +161,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	const struct pr_replay_counts *c = &rp->cnt;
 	struct flowjit_store_stats fj;
 	uint64_t nsync = 0, novf = 0, aux = 0, fj_missing, fj_malformed;
+	uint64_t nsus = 0, sw_by[4] = { 0 };
 	int json = rp->opts.json;
 	size_t i, j;
 	int first = 1;
@@ -125,6 +174,9 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 		aux += rp->q[i].size;
 		nsync += d->q[i].nsync;
 		novf += d->q[i].noverflow;
+		nsus += d->q[i].nsuspect;
+		for (j = 0; j < 4; ++j)
+			sw_by[j] += d->q[i].nsw_by[j];
 	}
 
 	if (json) {
@@ -155,7 +207,12 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			",\"incomplete_overlapping_chunks\":%" PRIu64
 			",\"too_large\":%" PRIu64 ",\"bad_records\":%" PRIu64
 			",\"unknown_version\":%" PRIu64 ",\"retired\":%" PRIu64
-			",\"retire_unmatched\":%" PRIu64 "},"
+			",\"retire_unmatched\":%" PRIu64 ",\"faults\":%"
+			PRIu64 ",\"revisions_missing\":%" PRIu64
+			",\"switches_by_event\":%" PRIu64
+			",\"switches_by_time\":%" PRIu64
+			",\"switches_late\":%" PRIu64
+			",\"suspect_instructions\":%" PRIu64 "},"
 			"\"lost_records\":%" PRIu64 ",\"lost_events\":%" PRIu64
 			",\"lost_samples\":%" PRIu64 ",\"aux_truncated\":%"
 			PRIu64 ",\"aux_collision\":%" PRIu64 ",\"records\":%"
@@ -167,7 +224,9 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			fj.csum_errors, fj_missing, fj.overlaps,
 			fj.too_large, fj_malformed, fj.unknown_version,
 			rp->store.fj_retired, rp->store.fj_retire_unmatched,
-			c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
+			fj.faults, fj.missing_revs, sw_by[FLOWJIT_TIE_EVENT],
+			sw_by[FLOWJIT_TIE_TIME], sw_by[FLOWJIT_TIE_LATE],
+			nsus, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
 			rp->store.files_missing, rp->store.buildid_mismatch,
 			c->ksymbols, c->bpf_loads, c->text_pokes);
@@ -203,6 +262,9 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 		PRIu64 ")\n", fj_malformed, fj.unknown_version);
 	fprintf(out, "  retired:              %" PRIu64 " (unmatched %" PRIu64
 		")\n", rp->store.fj_retired, rp->store.fj_retire_unmatched);
+	fprintf(out, "  user JIT faults:      %" PRIu64 " (revisions missing %"
+		PRIu64 ")\n", fj.faults, fj.missing_revs);
+	pr_print_switches(d, out);
 	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64
 		" PERF_RECORD_LOST)\n", c->lost, c->lost_events);
 	fprintf(out, "AUX truncated:          %" PRIu64 "\n", c->aux_truncated);

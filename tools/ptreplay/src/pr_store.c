@@ -345,6 +345,18 @@ int pr_store_add_flowjit(struct pr_store *store, const void *body,
 	return 0;
 }
 
+int pr_store_flowjit_lost(struct pr_store *store, uint64_t from, uint64_t to)
+{
+	if (!store || store->frozen)
+		return 0;
+	if (!store->fj) {
+		store->fj = flowjit_store_alloc();
+		if (!store->fj)
+			return -1;
+	}
+	return flowjit_store_add_lost(store->fj, from, to) == -ENOMEM ? -1 : 0;
+}
+
 void pr_store_name_flowjit(struct pr_store *store, uint64_t addr,
 			   uint64_t time, const char *name)
 {

@@ -159,6 +159,14 @@ extern struct pr_region *pr_store_add_file(struct pr_store *store,
 extern int pr_store_add_flowjit(struct pr_store *store, const void *body,
 				size_t size, uint64_t time, int has_time);
 
+/* Records were lost between perf times @from and @to (a PERF_RECORD_LOST):
+ * flowjit images of then may be missing (flowjit_store_add_lost()).
+ *
+ * Returns 0, -1 if out of memory.
+ */
+extern int pr_store_flowjit_lost(struct pr_store *store, uint64_t from,
+				 uint64_t to);
+
 /* Name the kernel flowjit image live at @time that starts at @addr (a
  * KSYMBOL of its program) @name.
  */

@@ -31,6 +31,7 @@
 struct mkp {
 	uint8_t *data;		/* the data section */
 	size_t len, cap;
+	uint64_t pt_config;	/* the intel_pt attr's config */
 };
 
 static inline void mkp_put(struct mkp *m, const void *p, size_t n)
@@ -91,6 +92,26 @@ static inline void mkp_auxtrace_info(struct mkp *m)
 	priv[PDATA_PT_PMU_TYPE] = 8;
 	priv[PDATA_PT_TIME_MULT] = 1;
 	priv[PDATA_PT_CAP_USER_TIME_ZERO] = 1;
+	mkp_put(m, rec, pdata_pt_info_put(rec, PDATA_PT_INFO_WORDS, priv,
+					  NULL));
+}
+
+/* The same with MTC: period 2^@period CTC ticks, @n/@d TSC ticks per CTC
+ * tick, and the intel_pt attr asking for it (as perf record writes both).
+ */
+static inline void mkp_auxtrace_info_mtc(struct mkp *m, int period,
+					 uint32_t n, uint32_t d)
+{
+	uint64_t rec[PDATA_PT_INFO_WORDS], priv[PDATA_PT_PRIV_MAX] = { 0 };
+
+	priv[PDATA_PT_PMU_TYPE] = 8;
+	priv[PDATA_PT_TIME_MULT] = 1;
+	priv[PDATA_PT_CAP_USER_TIME_ZERO] = 1;
+	priv[PDATA_PT_MTC_BIT] = 1ULL << 9;
+	priv[PDATA_PT_MTC_FREQ_BITS] = 0xfULL << 14;
+	priv[PDATA_PT_TSC_CTC_N] = n;
+	priv[PDATA_PT_TSC_CTC_D] = d;
+	m->pt_config |= 1ULL << 9 | (uint64_t)period << 14;
 	mkp_put(m, rec, pdata_pt_info_put(rec, PDATA_PT_INFO_WORDS, priv,
 					  NULL));
 }
@@ -227,6 +248,8 @@ static inline uint8_t *mkp_file(const struct mkp *m, size_t *size)
 
 		memcpy(attr[i], &type, 4);
 		memcpy(attr[i] + 4, &asize, 4);
+		if (!i)
+			memcpy(attr[i] + 8, &m->pt_config, 8);
 		memcpy(attr[i] + 24, &st, 8);
 		memcpy(attr[i] + PDATA_ATTR_FLAGS_OFFSET, &flags, 8);
 		wa[i].attr = attr[i];
@@ -415,22 +438,101 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
 	return f;
 }
 
+/* The tie scenario (pid 100, one per-thread AUX queue, TSC 990 at the
+ * start, no other timing packet): a user JIT page at 0x10000 imaged at
+ * exec faults of the thread at 0x10000, revision 1 (nop; nop; nop;
+ * syscall) at time 1000, revision 2 (nop; syscall) at 1600. The trace:
+ * TIP.PGE at 0x10000 (revision 1's fault), the page runs; TIP.PGE at
+ * 0x10001 (an interrupt had stopped it there), the rest runs again;
+ * TIP.PGE at 0x10000 (revision 2's fault), the page runs. The clock stays
+ * at 990: only ties give revision 2 (MKP_TIE_FLOW); by time revision 1
+ * runs three times (MKP_TIE_FLOW_OLD).
+ *
+ * @with_ip: the records carry the fault's IP (else 0, as old kernels
+ * wrote); @mtc: AUXTRACE_INFO says MTC every 16 TSC ticks, so a TIP.PGE
+ * at clock 990 cannot be a fault of time 1600; @lost: revision 2's record
+ * is lost (a PERF_RECORD_LOST at 1300 instead), and a PSB+ with TSC 1700
+ * comes before the last run.
+ */
+#define MKP_TIE_FLOW							\
+	"  100             10000\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"					\
+	"  100             10000\n"					\
+	"  100             10001\n"
+#define MKP_TIE_FLOW_OLD						\
+	"  100             10000\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"					\
+	"  100             10000\n"					\
+	"  100             10001\n"					\
+	"  100             10002\n"					\
+	"  100             10003\n"
+
+static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
+				    int with_ip, int mtc, int lost,
+				    size_t *size)
+{
+	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
+	static const uint8_t rev2[] = { 0x90, 0x0f, 0x05 };
+	uint64_t ip = with_ip ? 0x10000 : 0;
+	struct mkp m = { 0 };
+	struct mkpt pt;
+	uint8_t *f;
+	size_t n;
+
+	if (mtc)
+		mkp_auxtrace_info_mtc(&m, 3, 2, 1);
+	else
+		mkp_auxtrace_info(&m);
+	mkp_comm(&m, 100, 100, "jitter", 1, 10);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, rev1, sizeof(rev1), ip, 1, 1000,
+		    4096, -1, 0, crc);
+	if (lost)
+		mkp_lost(&m, 1, 1300);
+	else
+		mkp_flowjit(&m, 7, 1, 100, 0x10000, rev2, sizeof(rev2), ip,
+			    2, 1600, 4096, -1, 0, crc);
+
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 990);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10001);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	if (lost)
+		mkpt_psb(&pt, 1700);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
+}
+
 /* Load the scenario (in @nsplit AUXTRACE buffers) with @opts, decode it
  * and print its outputs into *@text (to be freed). Returns 0, or what
  * failed: the load's status, or -1 if decoding ran out of memory.
  */
-static inline int mkp_decode_scenario(struct pr_replay_opts *opts,
-				      size_t nsplit, char **text,
-				      uint64_t *nerr)
+static inline int mkp_decode_file(struct pr_replay_opts *opts, uint8_t *f,
+				  size_t size, char **text, uint64_t *nerr,
+				  uint64_t *nsuspect)
 {
 	struct pr_replay rp;
 	struct pr_decode *d = NULL;
-	size_t size, len;
-	uint8_t *f;
+	size_t len;
 	FILE *out;
 	int status;
 
-	f = mkp_scenario_file(flowjit_csum, nsplit, &size);
 	opts->no_files = 1;
 	opts->progress = 0;
 	pr_replay_init(&rp, opts);
@@ -443,10 +545,22 @@ static inline int mkp_decode_scenario(struct pr_replay_opts *opts,
 	out = open_memstream(text, &len);
 	*nerr = pr_report_print(d, out);
 	fclose(out);
+	if (nsuspect)
+		*nsuspect = pr_decode_suspect(d);
 	pr_decode_free(d);
 	pr_replay_fini(&rp);
 	free(f);
 	return status;
+}
+
+static inline int mkp_decode_scenario(struct pr_replay_opts *opts,
+				      size_t nsplit, char **text,
+				      uint64_t *nerr)
+{
+	size_t size;
+	uint8_t *f = mkp_scenario_file(flowjit_csum, nsplit, &size);
+
+	return mkp_decode_file(opts, f, size, text, nerr, NULL);
 }
 
 #endif /* PR_MKPERF_H */

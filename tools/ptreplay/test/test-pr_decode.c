@@ -124,6 +124,114 @@ static struct prt_result endless_loop(void)
 	return prt_passed();
 }
 
+/* Decode the tie scenario (pr_mkperf.h) into *@text with @outputs. */
+static int run_tie(uint32_t outputs, int with_ip, int mtc, int lost,
+		   char **text, uint64_t *nerr, uint64_t *nsus)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = outputs };
+	size_t size;
+	uint8_t *f = mkp_tie_file(flowjit_csum, with_ip, mtc, lost, &size);
+
+	return mkp_decode_file(&opts, f, size, text, nerr, nsus);
+}
+
+/* A page rewritten and run again with no timing packet between: the
+ * fault's TIP.PGE at the IP its record names gives the new revision; an
+ * interrupt's TIP.PGE at another IP of the page does not.
+ */
+static struct prt_result tie_rewrite_without_time(void)
+{
+	uint64_t nerr, nsus;
+	char *text = NULL;
+
+	prt_int_eq(run_tie(PR_OUT_FLOW, 1, 0, 0, &text, &nerr, &nsus), 0);
+	prt_uint_eq(nerr, 0);
+	prt_uint_eq(nsus, 0);
+	prt_check(!strcmp(text, MKP_TIE_FLOW));
+	free(text);
+	return prt_passed();
+}
+
+/* The health report says what tied each switch and what each revision
+ * ran: revision 1 by its fault's event (the clock, 990, is before its
+ * time 1000), then revision 2 by event from the 8th instruction on.
+ */
+static struct prt_result tie_health(void)
+{
+	uint64_t nerr, nsus;
+	char *text = NULL;
+
+	prt_int_eq(run_tie(PR_OUT_HEALTH, 1, 0, 0, &text, &nerr, &nsus), 0);
+	prt_check(strstr(text, "user JIT faults:      2 (revisions missing "
+			 "0)\n"));
+	prt_check(strstr(text, "revision switches:      1 (by event 1, by "
+			 "time 0, late 0)\n"));
+	prt_check(strstr(text, "  tid 100 0x10000: revision 1 (7 insns) -> 2 "
+			 "by event from insn 8\n"));
+	prt_check(strstr(text, "  tid 100 0x10000: revision 2 (2 insns) to "
+			 "the end, since event\n"));
+	free(text);
+	return prt_passed();
+}
+
+/* Records without the fault's IP (older kernels): by time only, as
+ * before; the third run decodes the old bytes.
+ */
+static struct prt_result tie_needs_the_ip(void)
+{
+	uint64_t nerr, nsus;
+	char *text = NULL;
+
+	prt_int_eq(run_tie(PR_OUT_FLOW, 0, 0, 0, &text, &nerr, &nsus), 0);
+	prt_check(!strcmp(text, MKP_TIE_FLOW_OLD));
+	free(text);
+	return prt_passed();
+}
+
+/* With MTC the clock lags by less than a period (16 TSC ticks here): a
+ * TIP.PGE at clock 990 is no fault of time 1600, even at its IP.
+ */
+static struct prt_result tie_bounded_by_mtc(void)
+{
+	uint64_t nerr, nsus;
+	char *text = NULL;
+
+	prt_int_eq(run_tie(PR_OUT_FLOW, 1, 1, 0, &text, &nerr, &nsus), 0);
+	prt_check(!strcmp(text, MKP_TIE_FLOW_OLD));
+	free(text);
+	return prt_passed();
+}
+
+/* Revision 2's record lost (a PERF_RECORD_LOST at 1300, after revision
+ * 1's record at 1000): the runs before the loss are trusted, the last one
+ * (clock 1700) decodes revision 1's bytes and is counted suspect and
+ * marked in the flow, never silently.
+ */
+static struct prt_result tie_lost_is_suspect(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW,
+				       .flow_errors = 1 };
+	uint64_t nerr, nsus;
+	char *text = NULL, *mark;
+	size_t size;
+	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 1, &size);
+
+	prt_int_eq(mkp_decode_file(&opts, f, size, &text, &nerr, &nsus), 0);
+	prt_uint_eq(nsus, 4);
+	mark = strstr(text, " instruction trace error type 1 tid 100 ip 0x10000"
+		      " code 1: flowjit image may be stale (records lost)\n");
+	prt_check(mark);
+	/* after the 7 trusted instructions, before the 4 suspect ones */
+	prt_check(mark == text + 7 * 24);
+	prt_check(!strcmp(mark + strlen(mark) - 4 * 24,
+			  "  100             10000\n"
+			  "  100             10001\n"
+			  "  100             10002\n"
+			  "  100             10003\n"));
+	free(text);
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -139,5 +247,18 @@ int main(void)
 		"errors are reported by region", no_flowjit);
 	prt_run(suite, "pr_decode: code looping on direct jumps without "
 		"packets stops with an error, no hang", endless_loop);
+	prt_run(suite, "pr_decode: a page rewritten and run again with no "
+		"timing packet between decodes the new revision from its "
+		"fault's TIP.PGE, not from an interrupt's",
+		tie_rewrite_without_time);
+	prt_run(suite, "pr_decode: the health report gives each revision "
+		"switch, what tied it and the instructions of each revision",
+		tie_health);
+	prt_run(suite, "pr_decode: records without the fault IP decode by "
+		"time only (the old revision runs again)", tie_needs_the_ip);
+	prt_run(suite, "pr_decode: with MTC, a TIP.PGE more than the clock's "
+		"lag before a fault's time does not tie it", tie_bounded_by_mtc);
+	prt_run(suite, "pr_decode: records lost: instructions from an image "
+		"a lost one may have replaced are counted", tie_lost_is_suspect);
 	return prt_exit(&suite);
 }
