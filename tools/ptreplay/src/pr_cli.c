@@ -25,6 +25,7 @@ enum pr_cli_id {
 	PR_OPT_NO_VDSO,
 	PR_OPT_VMLINUX,
 	PR_OPT_NO_TEXT_POKE,
+	PR_OPT_NO_TIE,
 	PR_OPT_HELP,
 };
 
@@ -76,6 +77,9 @@ static const struct pr_cli_opt pr_cli_opts[] = {
 	  "kernel code from the ELF file F (from time 0)" },
 	{ "no-text-poke", 0, NULL, PR_OPT_NO_TEXT_POKE, PR_SEC_OPTION,
 	  "ignore TEXT_POKE records" },
+	{ "no-tie", 0, NULL, PR_OPT_NO_TIE, PR_SEC_OPTION,
+	  "pick flowjit revisions by time only, not tied\n"
+	  "to the exec faults the trace shows" },
 	{ "help", 'h', NULL, PR_OPT_HELP, PR_SEC_OPTION, "this text" },
 };
 
@@ -215,6 +219,9 @@ static enum pr_cli_result pr_cli_set(struct pr_replay_opts *opts,
 		break;
 	case PR_OPT_NO_TEXT_POKE:
 		opts->no_text_poke = 1;
+		break;
+	case PR_OPT_NO_TIE:
+		opts->no_tie = 1;
 		break;
 	case PR_OPT_HELP:
 		pr_cli_usage(out);

@@ -174,7 +174,7 @@ static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 {
 	uint64_t max = UINT64_MAX;
 
-	if (!r->rp->store.fj || ip >> 63)
+	if (!r->rp->store.fj || ip >> 63 || r->rp->opts.no_tie)
 		return;
 	pr_qres_tie_thread(r);
 	if (r->mtc_ticks && r->tsc)

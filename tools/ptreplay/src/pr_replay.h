@@ -38,6 +38,7 @@ struct pr_replay_opts {
 	int no_vdso;
 	const char *vmlinux;	/* kernel text (ELF) from time 0 */
 	int no_text_poke;	/* ignore TEXT_POKE records */
+	int no_tie;		/* flowjit revisions by time only */
 };
 
 /* An AUX queue. */

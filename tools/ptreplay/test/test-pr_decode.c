@@ -174,6 +174,22 @@ static struct prt_result tie_health(void)
 	return prt_passed();
 }
 
+/* --no-tie: by time only, the third run decodes the old bytes. */
+static struct prt_result tie_off(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW,
+				       .no_tie = 1 };
+	uint64_t nerr, nsus;
+	char *text = NULL;
+	size_t size;
+	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 0, &size);
+
+	prt_int_eq(mkp_decode_file(&opts, f, size, &text, &nerr, &nsus), 0);
+	prt_check(!strcmp(text, MKP_TIE_FLOW_OLD));
+	free(text);
+	return prt_passed();
+}
+
 /* Records without the fault's IP (older kernels): by time only, as
  * before; the third run decodes the old bytes.
  */
@@ -254,6 +270,8 @@ int main(void)
 	prt_run(suite, "pr_decode: the health report gives each revision "
 		"switch, what tied it and the instructions of each revision",
 		tie_health);
+	prt_run(suite, "pr_decode: --no-tie decodes by time only (the old "
+		"revision runs again)", tie_off);
 	prt_run(suite, "pr_decode: records without the fault IP decode by "
 		"time only (the old revision runs again)", tie_needs_the_ip);
 	prt_run(suite, "pr_decode: with MTC, a TIP.PGE more than the clock's "
