@@ -86,7 +86,8 @@ const char *flowjit_tie_how_name(enum flowjit_tie_how how)
 		return "event";
 	case FLOWJIT_TIE_LATE:
 		return "late";
-	default:
-		return "none";
+	case FLOWJIT_TIE_NONE:
+		break;
 	}
+	return "none";
 }
