@@ -23,7 +23,10 @@
  * revision and by how the revision answered, and what it decoded from
  * revisions a lost record may have replaced (flowjit_store_suspect()).
  *
- * The records also reach flowjit_pt__event() in time order: there user
+ * Without a seekable file each record reaches flowjit_pt__early_event()
+ * before the decoders run up to its time: flowjit records go into the
+ * store and PERF_RECORD_LOST gives its window then. The records also
+ * reach flowjit_pt__event() in time order: there user
  * JIT images get a map and symbol "jit:<pid>:<addr>" so that samples in
  * them have a name (eBPF programs have theirs from PERF_RECORD_KSYMBOL),
  * and util/intel-pt.c invalidates the instruction blocks it cached from
@@ -706,24 +709,11 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 {
 	const struct flowjit_rev *rev = NULL;
 	struct flowjit_chunk chunk;
-	int err;
 
 	*start = *end = 0;
-	if (!fp->preloaded) {
-		err = flowjit_store__add_event(fp->store, event, sample->time, &rev);
-		if (err)	/* out of memory: decode on without this image */
-			pr_debug("flowjit: record dropped: %d\n", err);
-		/* a revision number seen, or one seen missing */
-		if (rev && rev->kind == FLOWJIT_KIND_USER_JIT) {
-			struct flowjit_store_stats s;
-
-			flowjit_store_stats(fp->store, &s);
-			if (s.missing_revs != fp->missing_revs)
-				flowjit_pt__suspects_changed(fp);
-		}
-	} else if (!flowjit__parse(event, &chunk, NULL) &&
-		   chunk.rec.op == FLOWJIT_OP_IMAGE &&
-		   chunk.rec.chunk_off + chunk.rec.chunk_len == chunk.rec.len) {
+	/* in the store already (preloaded, or flowjit_pt__early_event()) */
+	if (!flowjit__parse(event, &chunk, NULL) && chunk.rec.op == FLOWJIT_OP_IMAGE &&
+	    chunk.rec.chunk_off + chunk.rec.chunk_len == chunk.rec.len) {
 		/* the last chunk: the image is live from now on */
 		rev = flowjit_store_find(fp->store, chunk.rec.asid, chunk.rec.addr,
 					 sample->time);
@@ -740,11 +730,33 @@ int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 	return 0;
 }
 
-int flowjit_pt__lost_event(struct flowjit_pt *fp, union perf_event *event,
-			   struct perf_sample *sample)
+int flowjit_pt__early_event(struct flowjit_pt *fp, union perf_event *event,
+			    struct perf_sample *sample)
 {
-	/* preloaded: the windows of the whole file are known already */
+	const struct flowjit_rev *rev = NULL;
+	int err;
+
+	/* preloaded: the store has every record, and every lost window */
 	if (!fp || fp->preloaded || event->header.type >= PERF_RECORD_USER_TYPE_START)
 		return 0;
-	return flowjit_pt__ring_record(fp, event->header.type, sample->cpu, sample->time);
+	err = flowjit_pt__ring_record(fp, event->header.type, sample->cpu, sample->time);
+	if (err || event->header.type != PERF_RECORD_FLOWJIT)
+		return err;
+	/*
+	 * The store answers by time: a decoder whose clock is still behind
+	 * the record sees its image only through a tie or a later-image
+	 * lookup, as when the store was preloaded.
+	 */
+	err = flowjit_store__add_event(fp->store, event, sample->time, &rev);
+	if (err)	/* out of memory: decode on without this image */
+		pr_debug("flowjit: record dropped: %d\n", err);
+	/* a revision number seen, or one seen missing */
+	if (rev && rev->kind == FLOWJIT_KIND_USER_JIT) {
+		struct flowjit_store_stats s;
+
+		flowjit_store_stats(fp->store, &s);
+		if (s.missing_revs != fp->missing_revs)
+			flowjit_pt__suspects_changed(fp);
+	}
+	return 0;
 }

@@ -31,8 +31,8 @@ struct flowjit_pt *flowjit_pt__new(struct perf_session *session);
 /*
  * Decode with the records of @st (taken over, freed with the result),
  * without a session (user JIT code gets no symbols), as from a pipe:
- * flowjit_pt__event() adds records, flowjit_pt__lost_event() makes the
- * windows of lost ones. For tests.
+ * flowjit_pt__early_event() adds records and the windows of lost ones.
+ * For tests.
  */
 struct flowjit_pt *flowjit_pt__new_store(struct flowjit_store *st);
 
@@ -85,22 +85,23 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 		     u64 max_insn_cnt);
 
 /*
- * A flowjit record delivered in time order: adds it to the store if it
- * was not filled beforehand, names user JIT code, and sets [*@start,
- * *@end) of address space *@asid to the range of an image that becomes
- * live now (else *@start == *@end), for perf to drop cached blocks there.
+ * A flowjit record delivered in time order, after the decoders ran up to
+ * its time: names user JIT code, and sets [*@start, *@end) of address
+ * space *@asid to the range of an image that becomes live now (else
+ * *@start == *@end), for perf to drop cached blocks there.
  */
 int flowjit_pt__event(struct flowjit_pt *fp, union perf_event *event,
 		      struct perf_sample *sample, u64 *asid, u64 *start, u64 *end);
 
 /*
  * Any record delivered in time order, before the decoders run up to its
- * time: where the store was not filled beforehand, a PERF_RECORD_LOST
- * gives it the window its records were lost in (flowjit_store_add_lost():
- * from the previous record of the same CPU on).
+ * time. Where the store was not filled beforehand (a pipe): a flowjit
+ * record is added to it, and a PERF_RECORD_LOST gives it the window its
+ * records were lost in (flowjit_store_add_lost(): from the previous
+ * record of the same CPU on).
  */
-int flowjit_pt__lost_event(struct flowjit_pt *fp, union perf_event *event,
-			   struct perf_sample *sample);
+int flowjit_pt__early_event(struct flowjit_pt *fp, union perf_event *event,
+			    struct perf_sample *sample);
 
 /* What the queues of a flowjit_pt decoded (enum flowjit_tie_how index) */
 struct flowjit_pt_stats {

@@ -715,7 +715,7 @@ static int fjt_ring(struct flowjit_pt *fp, u32 type, u32 cpu, u64 time)
 	union perf_event event = { .header = { .type = type, .size = sizeof(event.header) } };
 	struct perf_sample sample = { .cpu = cpu, .time = time };
 
-	return flowjit_pt__lost_event(fp, &event, &sample);
+	return flowjit_pt__early_event(fp, &event, &sample);
 }
 
 static int test__flowjit_suspect(struct test_suite *t __maybe_unused,
