@@ -117,9 +117,10 @@ struct flowjit_pt_stats {
 void flowjit_pt__stats(const struct flowjit_pt *fp, struct flowjit_pt_stats *s);
 
 /*
- * The store's line (flowjit_store__fprintf_stats()), the decoder's line
- * and, for suspect instructions, a warning; with @revs up to @revs lines
- * of revisions decoded from (0: none, -1: all).
+ * Print to @out the store's line (flowjit_store__fprintf_stats()), the
+ * decoder's line, a line for each of the first @revs revisions decoded
+ * from by address (0: none, -1: all) and, if instructions were decoded
+ * from suspect revisions, a warning. Returns the characters printed.
  */
 size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *out);
 
