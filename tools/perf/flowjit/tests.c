@@ -3,9 +3,11 @@
  * perf test "flowjit records": parsing, chunk reassembly with its
  * CRC-32C, and corrupted or truncated records, all without a flowjit
  * kernel; the synthesis of existing eBPF images from bpf_prog_info;
- * perf's side of the image store (perf records in, the counts out). The
- * store's own cases are tools/lib/flowjit's (make -C tools/lib/flowjit
- * check).
+ * perf's side of the image store (perf records in, the counts out); the
+ * Intel PT decoder's walk through images with ties of exec fault images
+ * to the trace's TIP.PGE, and its counts of revision switches and of
+ * suspect instructions. The store's and the ties' own cases are
+ * tools/lib/flowjit's (make -C tools/lib/flowjit check).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +18,10 @@
 
 #include "flowjit.h"
 #include "store.h"
+#ifdef HAVE_AUXTRACE_SUPPORT
+#include "decode.h"
+#include "util/intel-pt-decoder/intel-pt-insn-decoder.h"
+#endif
 #include "tests/tests.h"
 #include "util/debug.h"
 #include "util/event.h"
@@ -553,6 +559,218 @@ static int test__flowjit_no_fallback(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+#ifdef HAVE_AUXTRACE_SUPPORT
+/*
+ * The decoder's walk on a user JIT page of process FJT_PID rewritten in
+ * place: revision 1 at time 90 has "jmp" at FJT_IP, revision 2 at 150
+ * "nop; nop; ret". Both are exec fault images of thread 7 taken at
+ * FJT_IP. A decoder whose clock says 100 (the last MTC) when the thread
+ * resumes at FJT_IP after the second fault decodes revision 1 unless the
+ * TIP.PGE ties the fault.
+ */
+#define FJT_PID		100
+#define FJT_ASID	5
+#define FJT_IP		(FJT_UJIT + 0x40)
+#define FJT_PAGE	4096
+
+static u8 fjt_old[FJT_PAGE], fjt_new[FJT_PAGE];
+
+static void fjt_pages(void)
+{
+	memset(fjt_old, 0x90, sizeof(fjt_old));
+	memset(fjt_new, 0x90, sizeof(fjt_new));
+	fjt_old[0x40] = 0xeb;	/* jmp .+0x12 */
+	fjt_old[0x41] = 0x10;
+	fjt_new[0x42] = 0xc3;	/* nop; nop; ret */
+}
+
+/* the image of the page with @bytes, made at the exec fault of @tid at @ip */
+static int fjt_fault(struct flowjit_store *st, u32 tid, u64 ip, u32 revision, const u8 *bytes,
+		     u64 time)
+{
+	static u8 buf[FJT_BUF];
+	union perf_event *event;
+	struct flowjit_record *rec;
+
+	event = fjt_obj(buf, FLOWJIT_KIND_USER_JIT, FLOWJIT_OP_IMAGE, FJT_ASID, FJT_PID, FJT_UJIT,
+			FJT_PAGE, revision, bytes);
+	rec = (void *)(&event->header + 1);
+	rec->tid = tid;
+	rec->id = ip;
+	return flowjit_store__add_event(st, event, time, NULL);
+}
+
+/*
+ * Walk from @ip as the decoder does with its clock at @clock: returns the
+ * instructions up to the first branch, and sets *@op to the branch's.
+ */
+static u64 fjt_walk(struct flowjit_pt_queue *q, int tid, u64 ip, u64 clock,
+		    enum intel_pt_insn_op *op)
+{
+	struct intel_pt_insn insn;
+	u64 cnt = 0;
+
+	memset(&insn, 0, sizeof(insn));
+	if (flowjit_pt__walk(q, FJT_PID, tid, false, clock, false, &insn, &cnt, &ip, 0, 0))
+		return 0;
+	*op = insn.op;
+	return cnt;
+}
+
+/* the pair of faulted images, in a flowjit_pt as perf decodes with */
+static struct flowjit_pt *fjt_rewrite(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+
+	fjt_pages();
+	if (!st || fjt_fault(st, 7, FJT_IP, 1, fjt_old, 90) ||
+	    fjt_fault(st, 7, FJT_IP, 2, fjt_new, 150)) {
+		flowjit_store_free(st);
+		return NULL;
+	}
+	return flowjit_pt__new_store(st);
+}
+
+static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
+				     int subtest __maybe_unused)
+{
+	struct flowjit_pt *fp = fjt_rewrite();
+	struct flowjit_pt_queue *untied, *q;
+	struct flowjit_pt_stats s;
+	enum intel_pt_insn_op op;
+
+	TEST_ASSERT_VAL("store", fp);
+	untied = flowjit_pt__queue_new(fp);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queues", untied && q);
+
+	/* by the clock alone the old bytes are decoded: the bug */
+	TEST_ASSERT_VAL("untied: old jmp",
+			fjt_walk(untied, 7, FJT_IP, 100, &op) == 1 && op == INTEL_PT_OP_JMP);
+
+	/* the thread runs revision 1, faults, resumes at FJT_IP */
+	TEST_ASSERT_VAL("before the fault: old jmp",
+			fjt_walk(q, 7, FJT_IP, 95, &op) == 1 && op == INTEL_PT_OP_JMP);
+	TEST_ASSERT_VAL("TIP.PGE ties", flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, (u64)-1));
+	TEST_ASSERT_VAL("tied: new nop; nop; ret",
+			fjt_walk(q, 7, FJT_IP, 100, &op) == 3 && op == INTEL_PT_OP_RET);
+	/* the clock passes the image: the same revision, now by time */
+	TEST_ASSERT_VAL("later: new",
+			fjt_walk(q, 7, FJT_IP, 160, &op) == 3 && op == INTEL_PT_OP_RET);
+	TEST_ASSERT_VAL("no second tie", !flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1));
+	flowjit_pt__queue_delete(untied);
+	flowjit_pt__queue_delete(q);
+
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("one switch, by event", s.switches[FLOWJIT_TIE_EVENT] == 1 &&
+			!s.switches[FLOWJIT_TIE_TIME] && !s.switches[FLOWJIT_TIE_LATE]);
+	TEST_ASSERT_VAL("instructions by event", s.insns[FLOWJIT_TIE_EVENT] == 3);
+	TEST_ASSERT_VAL("instructions by time", s.insns[FLOWJIT_TIE_TIME] == 1 + 1 + 3);
+	TEST_ASSERT_VAL("two revisions", s.revs == 2);
+	TEST_ASSERT_VAL("ties counted", s.resumes == 2 && s.tied == 1);
+	TEST_ASSERT_VAL("nothing suspect", !s.suspect);
+	flowjit_pt__delete(fp);
+	return TEST_OK;
+}
+
+static int test__flowjit_tie_interrupt(struct test_suite *t __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	struct flowjit_pt *fp = fjt_rewrite();
+	struct flowjit_pt_queue *q;
+	struct flowjit_pt_stats s;
+	enum intel_pt_insn_op op;
+
+	TEST_ASSERT_VAL("store", fp);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	/* an interrupt of thread 7 at another IP of the page */
+	TEST_ASSERT_VAL("other IP: no tie",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP + 8, 100, (u64)-1));
+	TEST_ASSERT_VAL("still old", fjt_walk(q, 7, FJT_IP, 100, &op) == 1 &&
+			op == INTEL_PT_OP_JMP);
+	/* at the fault's IP, but the fault is after the latest real time */
+	TEST_ASSERT_VAL("after time_max: no tie",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 140));
+	/* another thread of the process, or none known */
+	TEST_ASSERT_VAL("other thread: no tie",
+			!flowjit_pt__resume(q, FJT_PID, 8, FJT_IP, 100, (u64)-1));
+	TEST_ASSERT_VAL("no thread: no tie", !flowjit_pt__resume(q, -1, -1, FJT_IP, 100, (u64)-1));
+	TEST_ASSERT_VAL("still old", fjt_walk(q, 7, FJT_IP, 100, &op) == 1 &&
+			op == INTEL_PT_OP_JMP);
+	/* the fault's own TIP.PGE */
+	TEST_ASSERT_VAL("the fault ties",
+			flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 160));
+	TEST_ASSERT_VAL("new", fjt_walk(q, 7, FJT_IP, 100, &op) == 3 && op == INTEL_PT_OP_RET);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("one tie", s.tied == 1 && s.switches[FLOWJIT_TIE_EVENT] == 1);
+	flowjit_pt__delete(fp);
+	return TEST_OK;
+}
+
+/* a record of @type of @cpu at @time, as delivered to util/intel-pt.c */
+static int fjt_ring(struct flowjit_pt *fp, u32 type, u32 cpu, u64 time)
+{
+	union perf_event event = { .header = { .type = type, .size = sizeof(event.header) } };
+	struct perf_sample sample = { .cpu = cpu, .time = time };
+
+	return flowjit_pt__early_event(fp, &event, &sample);
+}
+
+static int test__flowjit_suspect(struct test_suite *t __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	struct flowjit_pt_queue *q;
+	struct flowjit_pt_stats s;
+	struct flowjit_pt *fp;
+	enum intel_pt_insn_op op;
+	char line[2048] = "";
+	FILE *f;
+
+	fjt_pages();
+	TEST_ASSERT_VAL("store", st && !fjt_fault(st, 7, FJT_IP, 1, fjt_old, 90));
+	fp = flowjit_pt__new_store(st);
+	TEST_ASSERT_VAL("flowjit_pt", fp);
+	/* records of CPU 0 lost after its record at 95: in (95, 120] */
+	TEST_ASSERT_VAL("cpu 0", !fjt_ring(fp, PERF_RECORD_COMM, 0, 95));
+	TEST_ASSERT_VAL("cpu 1", !fjt_ring(fp, PERF_RECORD_COMM, 1, 110));
+	TEST_ASSERT_VAL("lost", !fjt_ring(fp, PERF_RECORD_LOST, 0, 120));
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	/* before the window: nothing may have replaced revision 1 yet */
+	TEST_ASSERT_VAL("walk", fjt_walk(q, 7, FJT_IP, 94, &op) == 1);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("not suspect before the window", !s.suspect);
+	/* in it (CPU 1's record at 110 does not start it) */
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	TEST_ASSERT_VAL("walk", fjt_walk(q, 7, FJT_IP, 100, &op) == 1);
+	TEST_ASSERT_VAL("walk", fjt_walk(q, 7, FJT_IP, 130, &op) == 1);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("suspect in and after the window", s.suspect == 2);
+	TEST_ASSERT_VAL("all by time", s.insns[FLOWJIT_TIE_TIME] == 3);
+
+	/* what perf prints: always a warning for suspect instructions */
+	f = fmemopen(line, sizeof(line) - 1, "w");
+	TEST_ASSERT_VAL("fmemopen", f);
+	flowjit_pt__fprintf_stats(fp, -1, f);
+	fclose(f);
+	pr_debug("%s", line);
+	TEST_ASSERT_VAL("decode line",
+			strstr(line, "flowjit: decoded 3 instructions from 1 revisions:"));
+	TEST_ASSERT_VAL("suspect counted", strstr(line, " 2 suspect (1 lost windows,"));
+	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 2 instructions were decoded"));
+	TEST_ASSERT_VAL("revision line",
+			strstr(line, " rev 1 pid 100 tid 7 time 90: 3 instructions, 2 suspect;"));
+	flowjit_pt__delete(fp);
+	return TEST_OK;
+}
+#endif
+
 static struct test_case tests__flowjit[] = {
 	TEST_CASE("CRC-32C", flowjit_crc32c),
 	TEST_CASE("Parse records", flowjit_parse),
@@ -562,6 +780,12 @@ static struct test_case tests__flowjit[] = {
 	TEST_CASE("No missing feature fallback for flowjit events", flowjit_no_fallback),
 	TEST_CASE("Image store: retire and address reuse", flowjit_store_reuse),
 	TEST_CASE("Image store: dropped records counted", flowjit_store_errors),
+#ifdef HAVE_AUXTRACE_SUPPORT
+	TEST_CASE("Decoder: a rewrite within one timing period, tied at TIP.PGE",
+		  flowjit_tie_rewrite),
+	TEST_CASE("Decoder: an interrupt at another IP ties nothing", flowjit_tie_interrupt),
+	TEST_CASE("Decoder: instructions from suspect revisions after LOST", flowjit_suspect),
+#endif
 	{ .name = NULL, }
 };
 
