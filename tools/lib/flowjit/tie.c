@@ -87,6 +87,7 @@ const char *flowjit_tie_how_name(enum flowjit_tie_how how)
 	case FLOWJIT_TIE_LATE:
 		return "late";
 	case FLOWJIT_TIE_NONE:
+	default:
 		break;
 	}
 	return "none";
