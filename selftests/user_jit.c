@@ -163,6 +163,8 @@ TEST_F(user_jit, rewrite_after_execution_is_a_new_revision)
 		EXPECT_TRUE(fj_complete(o));
 		EXPECT_EQ(0, memcmp(o->bytes, expect[i], PAGE))
 			TH_LOG("snapshot %d has other bytes", i);
+		/* the IP of the fetch that faulted: the call's target */
+		EXPECT_EQ((uintptr_t)self->code + 8 * i, o->rec.id);
 		rev = o->rec.revision;
 	}
 }
@@ -184,6 +186,9 @@ TEST_F(user_jit, code_spanning_two_pages)
 	ASSERT_NE(NULL, b);
 	EXPECT_EQ(0, memcmp(a->bytes + PAGE - 3, fn, 3));
 	EXPECT_EQ(0, memcmp(b->bytes, fn + 3, 3));
+	/* both fetches faulted on the instruction at fn */
+	EXPECT_EQ((uintptr_t)fn, a->rec.id);
+	EXPECT_EQ((uintptr_t)fn, b->rec.id);
 }
 
 /* munmap() and MADV_DONTNEED of code retire its images. */

@@ -694,7 +694,8 @@ static void flowjit_exec_drop(struct mm_struct *mm)
 }
 
 static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
-			      u64 len, u32 rev, const void *bytes, u32 csum)
+			      u64 len, u32 rev, const void *bytes, u32 csum,
+			      u64 ip)
 {
 	struct flowjit_image img = {
 		.kind		= FLOWJIT_KIND_USER_JIT,
@@ -702,6 +703,7 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
 		.asid		= fm->asid,
 		.addr		= addr,
 		.len		= len,
+		.id		= ip,
 		.revision	= rev,
 		.bytes		= bytes,
 		.has_csum	= !!bytes,
@@ -714,9 +716,12 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
 /*
  * Snapshot the page at @addr of @page; it is read-only in every TLB.
  * Bytes that are the page's last snapshot are not reported again.
+ * @ip is the user IP whose instruction fetch faulted, 0 if unknown: a
+ * trace shows the fault there (FUP, TIP.PGD, then TIP.PGE at the same
+ * IP), and a decoder ties the revision to that event (rec.id).
  */
 static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
-			     struct page *page)
+			     struct page *page, u64 ip)
 {
 	void *kaddr = kmap_local_page(page);
 	u32 csum = flowjit_csum(kaddr, PAGE_SIZE);
@@ -724,8 +729,18 @@ static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 	if (!flowjit_seen_same(fm, addr, csum))
 		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
 				  atomic64_inc_return(&fm->revision), kaddr,
-				  csum);
+				  csum, ip);
 	kunmap_local(kaddr);
+}
+
+/* the user IP of the instruction fetch that faulted, 0 if none */
+static u64 flowjit_fault_ip(struct vm_fault *vmf)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+
+	if (!(vmf->flags & FAULT_FLAG_USER) || !user_mode(regs))
+		return 0;
+	return instruction_pointer(regs);
 }
 
 /*
@@ -801,7 +816,7 @@ again:
 			ptep_set_wrprotect(mm, addr, vmf->pte);
 			flush_tlb_page(vma, addr);
 		}
-		flowjit_snapshot(fm, addr, page);
+		flowjit_snapshot(fm, addr, page, flowjit_fault_ip(vmf));
 	}
 	/*
 	 * The PTE may be writable (a shared writable and executable mapping
@@ -939,7 +954,7 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 	flowjit_seen_forget(fm, start, end);
 	if (start < end)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, start, end - start,
-				  0, NULL, 0);
+				  0, NULL, 0, 0);
 }
 
 /* mremap() moved [old, old + len) of a tracked VMA into @vma at @new. */
@@ -1035,7 +1050,8 @@ void flowjit_task_exit(struct task_struct *tsk)
 	fm = READ_ONCE(mm->flowjit);
 	if (!flowjit_fm_tracked(fm) || xchg(&fm->retired, true))
 		return;
-	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0);
+	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0,
+			  0);
 }
 
 /* The address space is gone (exit, exec): retire all of it. */
@@ -1047,7 +1063,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 		return;
 	if (flowjit_fm_tracked(fm) && !fm->retired)
 		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
-				  NULL, 0);
+				  NULL, 0, 0);
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);
 	WRITE_ONCE(mm->flowjit, NULL);

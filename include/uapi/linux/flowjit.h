@@ -77,7 +77,13 @@ struct flowjit_record {
 	__u32	tid;		/* its thread */
 	__u64	addr;		/* first byte of the code object */
 	__u64	len;		/* bytes of the whole object, all chunks */
-	__u64	id;		/* kind specific: the BPF prog id */
+	/*
+	 * kind specific: the BPF prog id; for a USER_JIT image, the user
+	 * IP whose instruction fetch faulted (0: not known), where a trace
+	 * shows the fault (it may lie on the page before, for an
+	 * instruction that crosses into this one)
+	 */
+	__u64	id;
 	__u32	sub;		/* kind specific: the BPF subprog index */
 	__u32	revision;	/* of the bytes at (asid, addr); from 1 */
 	__u32	csum;		/* CRC-32C of the whole object's len bytes */
