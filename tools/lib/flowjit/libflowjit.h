@@ -462,6 +462,10 @@ struct flowjit_tie {
 	const struct flowjit_rev	*last;	/* the last tied, or NULL */
 	uint64_t			resumes;	/* flowjit_tie_resume() calls */
 	uint64_t			tied;		/* of them, faults tied */
+	/* an overflow lost packets: faults up to this time may be past */
+	bool				ovf;
+	uint64_t			ovf_max;
+	uint64_t			overflows;	/* flowjit_tie_overflow() calls */
 };
 
 /* Follow a trace decoded with the images of @st. */
@@ -476,6 +480,24 @@ void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid);
  */
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
 					     uint64_t time, uint64_t time_max);
+
+/*
+ * The trace overflowed (OVF): packets were lost up to where it resumes,
+ * where the real time is at most @time_max (UINT64_MAX: unknown). A
+ * fault of the followed thread with a time up to @time_max may have been
+ * taken in the lost stretch, its TIP.PGE lost with it: until the clock
+ * passes such a fault or a later TIP.PGE ties a fault, the revisions it
+ * would replace are suspect (flowjit_tie_suspect()).
+ */
+void flowjit_tie_overflow(struct flowjit_tie *tie, uint64_t time_max);
+
+/*
+ * Returns true if @rev, read at the decoder clock @time, may already have
+ * been replaced for the followed thread by a fault whose TIP.PGE an
+ * overflow lost (see flowjit_tie_overflow()).
+ */
+bool flowjit_tie_suspect(const struct flowjit_tie *tie, const struct flowjit_rev *rev,
+			 uint64_t time);
 
 /* Returns the time to look code up at for a decoder clock of @time. */
 uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time);

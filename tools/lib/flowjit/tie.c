@@ -57,7 +57,47 @@ const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t i
 	tie->floor_seq = next->seq;
 	tie->last = next;
 	tie->tied++;
+	/* the faults are in order: none before this one is in doubt now */
+	tie->ovf = false;
 	return next;
+}
+
+void flowjit_tie_overflow(struct flowjit_tie *tie, uint64_t time_max)
+{
+	tie->overflows++;
+	if (!tie->ovf || time_max > tie->ovf_max)
+		tie->ovf_max = time_max;
+	tie->ovf = true;
+}
+
+/* Faults looked at by flowjit_tie_suspect(); beyond, it answers yes. */
+#define FLOWJIT_TIE_SUSPECT_SCAN	64
+
+bool flowjit_tie_suspect(const struct flowjit_tie *tie, const struct flowjit_rev *rev,
+			 uint64_t time)
+{
+	const struct flowjit_rev *f;
+	uint64_t after = tie->floor, seq = tie->floor_seq;
+	int n;
+
+	if (!tie->ovf || !tie->thread || !tie->st || !rev || rev->asid != tie->asid ||
+	    rev->kind != FLOWJIT_KIND_USER_JIT)
+		return false;
+	if (time >= after) {
+		after = time;
+		seq = UINT64_MAX - 1;
+	}
+	f = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, after, seq);
+	for (n = 0; f && f->time <= tie->ovf_max; n++) {
+		if (n == FLOWJIT_TIE_SUSPECT_SCAN)
+			return true;
+		/* a newer image of the same bytes' addresses */
+		if (f->start < rev->end && rev->start < f->end &&
+		    (f->time > rev->time || (f->time == rev->time && f->seq > rev->seq)))
+			return true;
+		f = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, f->time, f->seq);
+	}
+	return false;
 }
 
 uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time)

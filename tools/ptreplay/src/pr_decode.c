@@ -164,27 +164,41 @@ static void pr_qres_tie_thread(struct pr_qres *r)
 	flowjit_tie_thread(&r->tie, asid, (uint32_t)r->tid);
 }
 
+/* The latest real time the clock allows: with MTC it lags by less than
+ * one period (MTC packets go out while the thread is in the kernel too);
+ * two are allowed, for libipt's rounding. With TSC packets only nothing
+ * bounds it.
+ */
+static uint64_t pr_qres_time_max(const struct pr_qres *r)
+{
+	if (!r->mtc_ticks || !r->tsc)
+		return UINT64_MAX;
+	return pr_tsc_to_perf(&r->rp->info, r->tsc + 2 * r->mtc_ticks) + 1;
+}
+
+/* An overflow lost packets: a fault's TIP.PGE may be among them. */
+static void pr_qres_overflow(struct pr_qres *r)
+{
+	if (!r->rp->store.fj || r->rp->opts.no_tie)
+		return;
+	flowjit_tie_overflow(&r->tie, pr_qres_time_max(r));
+	r->sus_rev = NULL;
+}
+
 /* Tracing resumed at @ip (TIP.PGE): an exec fault's image there is live
- * from now on even if the clock, the last timing packet, is older. With
- * MTC the real time is before the clock + one period (MTC packets go out
- * while the thread is in the kernel too); two are allowed, for libipt's
- * rounding. With TSC packets only nothing bounds it.
+ * from now on even if the clock, the last timing packet, is older.
  */
 static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 {
-	uint64_t max = UINT64_MAX;
-
 	if (!r->rp->store.fj || ip >> 63 || r->rp->opts.no_tie)
 		return;
 	pr_qres_tie_thread(r);
-	if (r->mtc_ticks && r->tsc)
-		max = pr_tsc_to_perf(&r->rp->info, r->tsc + 2 * r->mtc_ticks) +
-		      1;
-	if (!flowjit_tie_resume(&r->tie, ip, r->time, max))
+	if (!flowjit_tie_resume(&r->tie, ip, r->time, pr_qres_time_max(r)))
 		return;
 	r->ltime = flowjit_tie_time(&r->tie, r->time);
 	r->c_rgn = NULL;
 	r->f_valid = 0;
+	r->sus_rev = NULL;
 }
 
 /* Update the trace time and the current task from the decoder. */
@@ -515,11 +529,12 @@ static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 
 		r->sus_rev = rev;
 		r->sus_time = r->ltime;
-		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, r->ltime);
+		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, r->ltime) ||
+			 flowjit_tie_suspect(&r->tie, rev, r->time);
 		if (r->sus && !was) {
 			r->nsuspect_runs += 1;
 			pr_qres_flow_error(r, 1, "flowjit image may be stale "
-					   "(records lost)", rev->start);
+					   "(records or trace lost)", rev->start);
 		}
 	}
 	if (r->sus)
@@ -711,6 +726,8 @@ static void pr_qres_decode(struct pr_qres *r)
 				if (ev.type == ptev_overflow) {
 					r->noverflow += 1;
 					r->pend = 0;
+					pr_qres_time(r);
+					pr_qres_overflow(r);
 					pr_qres_flow_error(r, 6, "Overflow packet",
 							   ev.variant.overflow.ip);
 				} else if (ev.type == ptev_enabled) {

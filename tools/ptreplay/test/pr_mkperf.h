@@ -452,7 +452,8 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
  * wrote); @mtc: AUXTRACE_INFO says MTC every 16 TSC ticks, so a TIP.PGE
  * at clock 990 cannot be a fault of time 1600; @lost: revision 2's record
  * is lost (a PERF_RECORD_LOST at 1300 instead), and a PSB+ with TSC 1700
- * comes before the last run.
+ * comes before the last run; @ovf: the last TIP.PGE is lost in an
+ * overflow (OVF, then FUP at 0x10000).
  */
 #define MKP_TIE_FLOW							\
 	"  100             10000\n"					\
@@ -478,7 +479,7 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
 	"  100             10003\n"
 
 static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
-				    int with_ip, int mtc, int lost,
+				    int with_ip, int mtc, int lost, int ovf,
 				    size_t *size)
 {
 	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
@@ -510,7 +511,17 @@ static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
 	mkpt_tip(&pt, ppt_tip_pgd, 0);
 	if (lost)
 		mkpt_psb(&pt, 1700);
-	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	if (ovf) {
+		struct pt_packet pkt;
+
+		/* revision 2's fault and TIP.PGE lost: OVF, FUP 0x10000 */
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_ovf;
+		mkpt_pkt(&pt, &pkt);
+		mkpt_tip(&pt, ppt_fup, 0x10000);
+	} else {
+		mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	}
 	mkpt_tip(&pt, ppt_tip_pgd, 0);
 	n = mkpt_fini(&pt);
 	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);

@@ -130,7 +130,7 @@ static int run_tie(uint32_t outputs, int with_ip, int mtc, int lost,
 {
 	struct pr_replay_opts opts = { .jobs = 1, .outputs = outputs };
 	size_t size;
-	uint8_t *f = mkp_tie_file(flowjit_csum, with_ip, mtc, lost, &size);
+	uint8_t *f = mkp_tie_file(flowjit_csum, with_ip, mtc, lost, 0, &size);
 
 	return mkp_decode_file(&opts, f, size, text, nerr, nsus);
 }
@@ -182,7 +182,7 @@ static struct prt_result tie_off(void)
 	uint64_t nerr, nsus;
 	char *text = NULL;
 	size_t size;
-	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 0, &size);
+	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 0, 0, &size);
 
 	prt_int_eq(mkp_decode_file(&opts, f, size, &text, &nerr, &nsus), 0);
 	prt_check(!strcmp(text, MKP_TIE_FLOW_OLD));
@@ -230,12 +230,12 @@ static struct prt_result tie_lost_is_suspect(void)
 	uint64_t nerr, nsus;
 	char *text = NULL, *mark;
 	size_t size;
-	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 1, &size);
+	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 1, 0, &size);
 
 	prt_int_eq(mkp_decode_file(&opts, f, size, &text, &nerr, &nsus), 0);
 	prt_uint_eq(nsus, 4);
 	mark = strstr(text, " instruction trace error type 1 tid 100 ip 0x10000"
-		      " code 1: flowjit image may be stale (records lost)\n");
+		      " code 1: flowjit image may be stale (records or trace lost)\n");
 	prt_check(mark);
 	/* after the 7 trusted instructions, before the 4 suspect ones */
 	prt_check(mark == text + 7 * 24);
@@ -244,6 +244,29 @@ static struct prt_result tie_lost_is_suspect(void)
 			  "  100             10001\n"
 			  "  100             10002\n"
 			  "  100             10003\n"));
+	free(text);
+	return prt_passed();
+}
+
+/* An overflow swallowed revision 2's TIP.PGE (the trace resumes at its
+ * IP after an OVF, whose FUP ties nothing): the clock says revision 1,
+ * and what runs after the overflow is counted suspect, never silently
+ * decoded as certain.
+ */
+static struct prt_result tie_overflow_is_suspect(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW,
+				       .flow_errors = 1 };
+	uint64_t nerr, nsus;
+	char *text = NULL;
+	size_t size;
+	uint8_t *f = mkp_tie_file(flowjit_csum, 1, 0, 0, 1, &size);
+
+	prt_int_eq(mkp_decode_file(&opts, f, size, &text, &nerr, &nsus), 0);
+	prt_check(strstr(text, "Overflow packet"));
+	prt_check(strstr(text, "flowjit image may be stale (records or trace "
+			 "lost)"));
+	prt_check(nsus > 0);
 	free(text);
 	return prt_passed();
 }
@@ -278,5 +301,8 @@ int main(void)
 		"lag before a fault's time does not tie it", tie_bounded_by_mtc);
 	prt_run(suite, "pr_decode: records lost: instructions from an image "
 		"a lost one may have replaced are counted", tie_lost_is_suspect);
+	prt_run(suite, "pr_decode: an overflow that may have lost a fault's "
+		"TIP.PGE makes the old revision's instructions suspect",
+		tie_overflow_is_suspect);
 	return prt_exit(&suite);
 }

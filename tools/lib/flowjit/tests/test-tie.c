@@ -331,6 +331,52 @@ static int many_lost_windows(void)
 	return 0;
 }
 
+/*
+ * An overflow that may have swallowed the TIP.PGE of the thread's next
+ * fault: the revision that fault replaces is suspect until the clock
+ * passes it or a later TIP.PGE ties a fault; other pages, faults beyond
+ * the overflow's bound and other threads are not.
+ */
+static int overflow_makes_the_next_fault_uncertain(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2, *o, *r3;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	r1 = fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 100);
+	o = fault(st, 7, PAGE2, PAGE2, 2, 1, 110);
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 3, 2, 150);
+	r3 = fault(st, 7, PAGE, PAGE + 0x40, 4, 3, 400);
+	TAP_CHECK(r1 && o && r2 && r3);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 95, 200) == r1);
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 100));
+	/* an OVF, resuming at clock 105, real time before 200 */
+	flowjit_tie_overflow(&tie, 200);
+	TAP_CHECK(tie.overflows == 1);
+	TAP_CHECK(flowjit_tie_suspect(&tie, r1, 105));	/* r2 (150) may be past */
+	TAP_CHECK(!flowjit_tie_suspect(&tie, o, 105));	/* nothing newer of PAGE2 */
+	TAP_CHECK(flowjit_tie_suspect(&tie, r1, 149));
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r2, 150));	/* the clock passed r2 */
+	/* r3 (400) is beyond the overflow's bound: r2 is certain */
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r2, 160));
+	/* another thread's view is not in doubt */
+	flowjit_tie_thread(&tie, ASID, 8);
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 105));
+	flowjit_tie_thread(&tie, ASID, 7);
+	/* a tie ends the doubt: faults come in order */
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2, 105, 200) == o);
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 110));
+	/* an overflow without a bound: every later fault of the page */
+	flowjit_tie_overflow(&tie, UINT64_MAX);
+	TAP_CHECK(flowjit_tie_suspect(&tie, r2, 300));
+	TAP_CHECK(!flowjit_tie_suspect(&tie, r3, 400));
+	flowjit_store_free(st);
+	return 0;
+}
+
 int main(void)
 {
 	fill();
@@ -348,6 +394,8 @@ int main(void)
 		"tie: no thread, or a fault the clock passed: nothing tied; NULL store");
 	tap_run(next_fault_against_reference,
 		"tie: the fault index answers as a scan of every fault (2 000 random faults, 3 000 queries)");
+	tap_run(overflow_makes_the_next_fault_uncertain,
+		"tie: after an overflow the revision the thread's next fault replaces is suspect until passed or tied");
 	tap_run(lost_and_missing,
 		"lost: missing revision numbers and LOST windows make older revisions suspect, nothing else");
 	tap_run(many_lost_windows,
