@@ -7,7 +7,8 @@
  *
  *   GT_INSN     a thread switch first if another thread ran the previous
  *               instruction (costs->sw), before the very first one the
- *               exec that enabled tracing (costs->syscall); then the
+ *               exec that enabled tracing (costs->exec: in start-at mode
+ *               the start signal's delivery); then the
  *               events attached to it (interrupts, exec faults: each a
  *               window [hw_start, hw_end]); then the instruction executes
  *               at H and takes costs->insn
@@ -49,18 +50,17 @@ static uint64_t ps_hw_ns_to_ticks(uint64_t ns, const struct gt_timeconv *tc)
  * in ticks).  Returns 0, or -EINVAL without a time conversion.
  */
 int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,
-			uint64_t insn_ticks, uint64_t syscall_ns,
-			uint64_t fault_ns, uint64_t signal_ns,
-			uint64_t switch_ns, uint64_t irq_ns)
+			const struct ps_hw_costs_ns *ns)
 {
 	if (!tc->time_mult)
 		return -EINVAL;
-	c->insn = insn_ticks;
-	c->syscall = ps_hw_ns_to_ticks(syscall_ns, tc);
-	c->fault = ps_hw_ns_to_ticks(fault_ns, tc);
-	c->signal = ps_hw_ns_to_ticks(signal_ns, tc);
-	c->sw = ps_hw_ns_to_ticks(switch_ns, tc);
-	c->irq = ps_hw_ns_to_ticks(irq_ns, tc);
+	c->insn = ns->insn_ticks;
+	c->exec = ps_hw_ns_to_ticks(ns->exec, tc);
+	c->syscall = ps_hw_ns_to_ticks(ns->syscall, tc);
+	c->fault = ps_hw_ns_to_ticks(ns->fault, tc);
+	c->signal = ps_hw_ns_to_ticks(ns->signal, tc);
+	c->sw = ps_hw_ns_to_ticks(ns->sw, tc);
+	c->irq = ps_hw_ns_to_ticks(ns->irq, tc);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ static int ps_hw_insn(struct ps_hw_walk *w, size_t r)
 
 	t->pre[r] = w->h;
 	if (w->prev_tid < 0)
-		w->h += w->c->syscall;	/* the exec enabling the trace */
+		w->h += w->c->exec;	/* the exec enabling the trace */
 	else if (w->prev_tid != (int)rec->tid)
 		w->h += w->c->sw;
 	w->prev_tid = rec->tid;

@@ -30,7 +30,8 @@ struct ps_ev_list;
 /* Model costs in TSC ticks: parameters, not measurements. */
 struct ps_hw_costs {
 	uint64_t insn;		/* a user instruction (IPC 1: one cycle) */
-	uint64_t syscall;	/* a system call, the exec that starts it */
+	uint64_t exec;		/* the exec (start signal) starting the trace */
+	uint64_t syscall;	/* a system call */
 	uint64_t fault;		/* an exec fault flowjit takes */
 	uint64_t signal;	/* delivering a signal */
 	uint64_t sw;		/* switching from one thread to another */
@@ -39,6 +40,7 @@ struct ps_hw_costs {
 
 /* Defaults in nanoseconds (insn: in ticks), see README.rst "Timing". */
 #define PS_HW_INSN_TICKS	1
+#define PS_HW_EXEC_NS		100000
 #define PS_HW_SYSCALL_NS	1000
 #define PS_HW_FAULT_NS		1300
 #define PS_HW_SIGNAL_NS		2000
@@ -67,10 +69,13 @@ struct ps_hwtime {
 	uint64_t end;		/* after the last record */
 };
 
+/* The costs in nanoseconds (an instruction in ticks) */
+struct ps_hw_costs_ns {
+	uint64_t insn_ticks, exec, syscall, fault, signal, sw, irq;
+};
+
 int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,
-			uint64_t insn_ticks, uint64_t syscall_ns,
-			uint64_t fault_ns, uint64_t signal_ns,
-			uint64_t switch_ns, uint64_t irq_ns);
+			const struct ps_hw_costs_ns *ns);
 int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
 		    const struct ps_hw_costs *c, struct ps_ev_list *ev);
 void ps_hwtime_free(struct ps_hwtime *t);

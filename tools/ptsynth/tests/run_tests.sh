@@ -16,14 +16,13 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 PTT=${PTT_CASES:-$top/../shared/peer/libipt-ptt/cases}
 n=0
 failed=0
-# Time as hardware sends it with perf record -e intel_pt/mtc,mtc_period=9/:
-# TSC and TMA in PSB+, MTC in between (README.rst "Timing").  Without MTC
-# a decoder knows the time only at PSB+, and perf applies an MMAP2 that
-# falls between two PSB+ late, at the next one (see the environment test
-# below).  Period 9 rather than perf's default 3: single-stepping makes an
-# instruction last tens of microseconds, and period 3 would send a hundred
-# MTCs per instruction.
-TIMING=${PTSYNTH_TIMING---mtc=9}
+# Time as a real core would take and send it (README.rst "Timing"): the
+# ground truth's time remapped by the hardware-timing model, TSC, TMA and
+# CBR in PSB+, MTC at perf's default period 3, no TSC at exec faults.
+# PTSYNTH_TIMING="--timing=tsc --mtc=9" runs the suite on the tracer's
+# stretched time as before (period 9: single-stepping makes an instruction
+# last tens of microseconds).
+TIMING=${PTSYNTH_TIMING---timing=hw}
 
 trap 'rm -rf "$W"' EXIT
 
@@ -187,8 +186,8 @@ for pad in 0 1000 5000; do
 		"ptsynth: return compression decodes identically in perf in $envdesc"
 	if [ -n "$PERFBIN" ]; then
 		# the old timing model, for comparison: not a test
-		$P synth -g "$W/env$pad.data.gt" --retcomp -o "$W/env.notiming.data" \
-			>/dev/null 2>&1
+		$P synth -g "$W/env$pad.data.gt" --retcomp --timing=tsc-fault \
+			-o "$W/env.notiming.data" >/dev/null 2>&1
 		"$PERFBIN" script -i "$W/env.notiming.data" --itrace=i0nse -F tid,ip \
 			>"$W/perf.flow" 2>/dev/null
 		echo "# without MTC: $($P cmpflow -g "$W/env$pad.data.gt" "$W/perf.flow" 2>&1 | tail -n 1)"

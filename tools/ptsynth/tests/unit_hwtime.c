@@ -19,7 +19,7 @@ static const uint8_t nop[] = { 0x90 };
 static const uint8_t sys[] = { 0x0f, 0x05 };
 
 static const struct ps_hw_costs costs = {
-	.insn = 1, .syscall = 2400, .fault = 3120, .signal = 4800,
+	.insn = 1, .exec = 24000, .syscall = 2400, .fault = 3120, .signal = 4800,
 	.sw = 4800, .irq = 2400,
 };
 
@@ -83,7 +83,7 @@ static void one_thread(void)
 	       ev.nr_faults_dropped == 1,
 	       "unit: hwtime: an exec fault belongs to the insn being stepped into (rec %zu), one before the first insn and one of an unknown thread are not",
 	       ev.nr ? e->rec : 0);
-	TAP_OK(t.pre[2] == 1000 && t.hw[2] == 1000 + costs.syscall &&
+	TAP_OK(t.pre[2] == 1000 && t.hw[2] == 1000 + costs.exec &&
 	       t.hw[3] == t.hw[2] + costs.insn && t.hw[4] == t.hw[3] + costs.insn,
 	       "unit: hwtime: the trace starts in the exec's kernel window, then one insn per %llu tick(s)",
 	       (unsigned long long)costs.insn);
@@ -135,7 +135,8 @@ static void two_threads(void)
 			fwd = false;
 	TAP_OK(fwd && monotonic(&t, 0, 10000),
 	       "unit: hwtime: interleaved threads: anchors and map only go forward");
-	TAP_OK(t.hw[1] == t.hw[0] + costs.insn + costs.sw &&
+	TAP_OK(t.hw[0] == 1000 + costs.exec &&
+	       t.hw[1] == t.hw[0] + costs.insn + costs.sw &&
 	       t.hw[2] == t.hw[1] + costs.insn + costs.sw &&
 	       t.hw[3] == t.hw[2] + costs.insn,
 	       "unit: hwtime: a thread switch costs %llu ticks",
