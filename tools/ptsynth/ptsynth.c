@@ -606,7 +606,7 @@ static int report_flows(const char *label, int tid, const char *decoder,
  * be later by what it reads ahead (libipt, howto_libipt.md "Timing") or
  * estimates (perf after TIP.PGE), which TIME_TOL_NS allows for.
  */
-#define TIME_TOL_NS	500
+#define TIME_TOL_NS	200
 
 struct time_cmp {
 	int64_t lo, hi;		/* allowed error, ns */
