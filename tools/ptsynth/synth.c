@@ -405,7 +405,10 @@ static struct thread_state *ps_synth_find_ts(struct ps_synth *sy, int tid)
 /*
  * The time of a switch to GT_INSN @r on @s: the middle of the switch's
  * hardware time window, or (the tracer's time) half-way between the two
- * threads' instructions.
+ * threads' instructions.  The first thread of a CPU already runs when
+ * tracing starts: its switch in comes before the stream's first PSB+
+ * (at @r's pre time with hardware time), as hardware tracing starts
+ * while the thread is on the CPU.
  */
 static uint64_t ps_synth_switch_time(struct ps_synth *sy,
 				     struct stream_state *s, size_t r)
@@ -414,7 +417,7 @@ static uint64_t ps_synth_switch_time(struct ps_synth *sy,
 	uint64_t last = s->out->last_tsc;
 
 	if (pre < start)
-		return pre + (start - pre) / 2;
+		return s->trace_en ? pre + (start - pre) / 2 : pre - 1;
 	return last && last < start ? last + (start - last) / 2 : start - 1;
 }
 
