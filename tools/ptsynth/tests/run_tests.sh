@@ -116,7 +116,7 @@ echo "TAP version 13"
 PERFBIN=$(find_perf)
 echo "# perf: ${PERFBIN:-none} ($($PERFBIN --version 2>/dev/null))"
 
-for u in tnt ipc psb mtc cyc perfdata startat sideband hwtime events percpu; do
+for u in tnt ipc psb mtc cyc perfdata startat sideband hwtime events percpu fault; do
 	run_unit "$B/tests/unit_$u"
 done
 run_unit "$B/tests/unit_pttroundtrip" "$PTT"
