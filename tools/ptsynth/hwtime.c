@@ -5,8 +5,9 @@
  * Walk the ground truth in file order (the order the tracer saw things
  * complete, one global order across threads) with a hardware clock H:
  *
- *   GT_INSN     a thread switch first if another thread ran the previous
- *               instruction (costs->sw), before the very first one the
+ *   GT_INSN     a thread switch first if another thread ran the last
+ *               instruction on its CPU (costs->sw; only when threads
+ *               share CPUs: nr_cpus > 0), before the very first one the
  *               exec that enabled tracing (costs->exec: in start-at mode
  *               the start signal's delivery); then the
  *               events attached to it (interrupts, exec faults: each a
@@ -109,7 +110,11 @@ struct ps_hw_walk {
 	struct ps_ev_list *ev;
 	size_t next_ev;
 	uint64_t h;
-	int prev_tid;		/* of the last GT_INSN, -1 before the first */
+	bool begun;		/* the first GT_INSN was seen */
+	int nr_cpus;		/* 0: each thread on a core of its own */
+	int *tids;		/* threads by first instruction */
+	int nr_tids;
+	int *cur;		/* per CPU: the thread on it, -1: none yet */
 };
 
 /*
@@ -143,20 +148,49 @@ static int ps_hw_events(struct ps_hw_walk *w, size_t r, uint64_t *x)
 	return 0;
 }
 
+/*
+ * Does thread @tid switch in on its CPU?  Threads take CPUs round robin
+ * in the order of their first instruction.  Returns 1 if another thread
+ * ran there last, 0 if not, -ENOMEM.
+ */
+static int ps_hw_switch(struct ps_hw_walk *w, int tid)
+{
+	int i, cpu, *p;
+
+	if (!w->nr_cpus)
+		return 0;
+	for (i = 0; i < w->nr_tids && w->tids[i] != tid; i++)
+		;
+	if (i == w->nr_tids) {
+		p = realloc(w->tids, (w->nr_tids + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		w->tids = p;
+		w->tids[w->nr_tids++] = tid;
+	}
+	cpu = i % w->nr_cpus;
+	i = w->cur[cpu] >= 0 && w->cur[cpu] != tid;
+	w->cur[cpu] = tid;
+	return i;
+}
+
 /* One GT_INSN record @r: switch, events, the instruction. */
 static int ps_hw_insn(struct ps_hw_walk *w, size_t r)
 {
 	const struct gt_rec *rec = w->gt->recs[r];
 	struct ps_hwtime *t = w->t;
 	uint64_t x = rec->tsc;
-	int err;
+	int err, sw;
 
 	t->pre[r] = w->h;
-	if (w->prev_tid < 0)
+	sw = ps_hw_switch(w, rec->tid);
+	if (sw < 0)
+		return sw;
+	if (!w->begun)
 		w->h += w->c->exec;	/* the exec enabling the trace */
-	else if (w->prev_tid != (int)rec->tid)
+	else if (sw)
 		w->h += w->c->sw;
-	w->prev_tid = rec->tid;
+	w->begun = true;
 	t->start[r] = w->h;
 	err = ps_hw_anchor(t, rec->tsc, w->h);
 	if (err)
@@ -197,14 +231,36 @@ static bool ps_hw_timed_by_walk(unsigned int type)
 	return type == GT_INSN || type == GT_SYSCALL || type == GT_SIGNAL;
 }
 
-int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
-		    const struct ps_hw_costs *c, struct ps_ev_list *ev)
+/* The walk of @c's costs over @gt; returns 0 or -ENOMEM */
+static int ps_hw_walk(struct ps_hw_walk *w)
 {
-	struct ps_hw_walk w = { .t = t, .gt = gt, .c = c, .ev = ev,
-				.prev_tid = -1 };
+	const struct gt_trace *gt = w->gt;
 	uint64_t last = 0;
 	size_t i;
 	int err = 0;
+
+	w->h = gt->nr_recs ? gt->recs[0]->tsc : 0;
+	if (gt->nr_recs)
+		err = ps_hw_anchor(w->t, w->h, w->h);
+	for (i = 0; i < gt->nr_recs && !err; i++) {
+		err = ps_hw_record(w, i);
+		if (gt->recs[i]->tsc > last)
+			last = gt->recs[i]->tsc;
+	}
+	if (!err)
+		err = ps_hw_anchor(w->t, last + 1, w->h);
+	w->t->end = w->h;
+	return err;
+}
+
+int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
+		    const struct ps_hw_costs *c, int nr_cpus,
+		    struct ps_ev_list *ev)
+{
+	struct ps_hw_walk w = { .t = t, .gt = gt, .c = c, .ev = ev,
+				.nr_cpus = nr_cpus > 0 ? nr_cpus : 0 };
+	size_t i;
+	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->nr = gt->nr_recs;
@@ -219,21 +275,20 @@ int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
 		ps_hw_identity(t, gt, ev);
 		return 0;
 	}
-	w.h = gt->nr_recs ? gt->recs[0]->tsc : 0;
-	if (gt->nr_recs)
-		err = ps_hw_anchor(t, w.h, w.h);
-	for (i = 0; i < gt->nr_recs && !err; i++) {
-		err = ps_hw_record(&w, i);
-		if (gt->recs[i]->tsc > last)
-			last = gt->recs[i]->tsc;
+	w.cur = malloc((w.nr_cpus + 1) * sizeof(*w.cur));
+	if (!w.cur) {
+		ps_hwtime_free(t);
+		return -ENOMEM;
 	}
-	if (!err)
-		err = ps_hw_anchor(t, last + 1, w.h);
+	for (i = 0; i < (size_t)w.nr_cpus; i++)
+		w.cur[i] = -1;
+	err = ps_hw_walk(&w);
+	free(w.cur);
+	free(w.tids);
 	if (err) {
 		ps_hwtime_free(t);
 		return err;
 	}
-	t->end = w.h;
 	for (i = 0; i < gt->nr_recs; i++)
 		if (!ps_hw_timed_by_walk(gt->recs[i]->type))
 			t->hw[i] = ps_hwtime_map(t, gt->recs[i]->tsc);

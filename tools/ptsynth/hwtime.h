@@ -14,7 +14,10 @@
  *
  * ps_hwtime_build() returns 0 or -ENOMEM; the map functions return a TSC
  * (or perf time).  With costs NULL the map is the identity: the tracer's
- * own times, as ptsynth used before (--timing=tsc, tsc-fault).
+ * own times, as ptsynth used before (--timing=tsc, tsc-fault).  A thread
+ * switch costs time where two threads share a CPU: with nr_cpus > 0 the
+ * threads take CPUs round robin in the order of their first instruction
+ * (as synth.c's per-CPU layout), with 0 each thread has a core of its own.
  */
 #ifndef PTSYNTH_HWTIME_H
 #define PTSYNTH_HWTIME_H
@@ -34,7 +37,7 @@ struct ps_hw_costs {
 	uint64_t syscall;	/* a system call */
 	uint64_t fault;		/* an exec fault flowjit takes */
 	uint64_t signal;	/* delivering a signal */
-	uint64_t sw;		/* switching from one thread to another */
+	uint64_t sw;		/* switching threads on a CPU (see below) */
 	uint64_t irq;		/* an asynchronous interrupt */
 };
 
@@ -77,7 +80,8 @@ struct ps_hw_costs_ns {
 int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,
 			const struct ps_hw_costs_ns *ns);
 int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
-		    const struct ps_hw_costs *c, struct ps_ev_list *ev);
+		    const struct ps_hw_costs *c, int nr_cpus,
+		    struct ps_ev_list *ev);
 void ps_hwtime_free(struct ps_hwtime *t);
 uint64_t ps_hwtime_map(const struct ps_hwtime *t, uint64_t gt_tsc);
 uint64_t ps_hwtime_perf(const struct ps_hwtime *t,

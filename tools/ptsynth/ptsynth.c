@@ -386,12 +386,13 @@ static int timing_map(const struct cli *c, const struct gt_trace *gt,
 	int err;
 
 	if (c->timing != TIMING_HW)
-		return ps_hwtime_build(&tm->hw, gt, NULL, &tm->ev) ? 1 : 0;
+		return ps_hwtime_build(&tm->hw, gt, NULL, 0, &tm->ev) ? 1 : 0;
 	if (ps_hw_costs_from_ns(&costs, &gt->hdr.tc, &c->hw_ns)) {
 		fprintf(stderr, "ptsynth: --timing=hw: the ground truth has no TSC conversion\n");
 		return 1;
 	}
-	err = ps_hwtime_build(&tm->hw, gt, &costs, &tm->ev);
+	err = ps_hwtime_build(&tm->hw, gt, &costs,
+			      c->so.per_cpu ? c->so.nr_cpus : 0, &tm->ev);
 	if (err)
 		fprintf(stderr, "ptsynth: time map: %s\n", strerror(-err));
 	return err ? 1 : 0;

@@ -554,7 +554,7 @@ static int ps_synth_time(struct ps_synth *sy, struct ps_hwtime *own_hw,
 	sy->hw = o->hw;
 	if (!err && !sy->hw) {
 		sy->hw = own_hw;
-		err = ps_hwtime_build(own_hw, sy->gt, NULL, sy->ev);
+		err = ps_hwtime_build(own_hw, sy->gt, NULL, 0, sy->ev);
 	}
 	sy->res->nr_faults_before = sy->ev->nr_faults_before;
 	sy->res->nr_faults_dropped = sy->ev->nr_faults_dropped;

@@ -50,7 +50,7 @@ int main(void)
 							 20000, tc), tc);
 	if (ps_hw_costs_from_ns(&costs, tc, &ns) ||
 	    ps_ev_add_faults(&ev, &b.t, &f, 1) ||
-	    ps_hwtime_build(&t, &b.t, &costs, &ev))
+	    ps_hwtime_build(&t, &b.t, &costs, 0, &ev))
 		return 1;
 	ps_synth_opts_default(&o);
 	o.hw = &t;

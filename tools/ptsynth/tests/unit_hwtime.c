@@ -76,7 +76,7 @@ static void one_thread(void)
 	build_one(&b);
 	tc = &b.t.hdr.tc;
 	if (ps_ev_add_faults(&ev, &b.t, f, 3) || ps_hwtime_build(&t, &b.t,
-							      &costs, &ev))
+							      &costs, 0, &ev))
 		return;
 	e = &ev.ev[0];
 	TAP_OK(ev.nr == 1 && e->rec == 6 && ev.nr_faults_before == 1 &&
@@ -112,11 +112,12 @@ static void one_thread(void)
 
 /*
  * Two threads stepped at once: a GT_INSN's TSC (its stop) can be below
- * the one written before it.  Anchors never go back, switches cost.
+ * the one written before it.  Anchors never go back; a switch costs when
+ * the threads share a CPU, not when each has its own core.
  */
 static void two_threads(void)
 {
-	struct ps_hwtime t;
+	struct ps_hwtime t, own;
 	struct gtr b;
 	size_t i;
 	bool fwd = true;
@@ -128,7 +129,8 @@ static void two_threads(void)
 	gtr_insn(&b, 101, 900, 0x402000, nop, 1);
 	gtr_insn(&b, 100, 2000, 0x401001, nop, 1);
 	gtr_insn(&b, 100, 3000, 0x401002, nop, 1);
-	if (ps_hwtime_build(&t, &b.t, &costs, NULL))
+	if (ps_hwtime_build(&t, &b.t, &costs, 1, NULL) ||
+	    ps_hwtime_build(&own, &b.t, &costs, 0, NULL))
 		return;
 	for (i = 1; i < t.nr_a; i++)
 		if (t.a[i].gt < t.a[i - 1].gt || t.a[i].hw < t.a[i - 1].hw)
@@ -139,9 +141,13 @@ static void two_threads(void)
 	       t.hw[1] == t.hw[0] + costs.insn + costs.sw &&
 	       t.hw[2] == t.hw[1] + costs.insn + costs.sw &&
 	       t.hw[3] == t.hw[2] + costs.insn,
-	       "unit: hwtime: a thread switch costs %llu ticks",
+	       "unit: hwtime: on one CPU a thread switch costs %llu ticks",
 	       (unsigned long long)costs.sw);
+	TAP_OK(own.hw[1] == own.hw[0] + costs.insn &&
+	       own.hw[3] == own.hw[0] + 3 * costs.insn,
+	       "unit: hwtime: threads on cores of their own switch for free");
 	ps_hwtime_free(&t);
+	ps_hwtime_free(&own);
 	gtr_free(&b);
 }
 
@@ -181,7 +187,7 @@ static void identity(void)
 	int i, bad = 0;
 
 	build_one(&b);
-	if (ps_hwtime_build(&t, &b.t, NULL, NULL))
+	if (ps_hwtime_build(&t, &b.t, NULL, 0, NULL))
 		return;
 	for (i = 0; i < 1000; i++) {
 		x = ps_ev_rand(&seed) >> 16;

@@ -39,7 +39,7 @@ int main(void)
 		gtr_insn(&b, 100, 1000000 + i * 70000, 0x401000 + i, nop, 1);
 	for (i = 0; i < 20; i++)
 		gtr_insn(&b, 101, 3000000 + i * 70000, 0x402000 + i, nop, 1);
-	if (ps_hwtime_build(&t, &b.t, &costs, NULL))
+	if (ps_hwtime_build(&t, &b.t, &costs, 1, NULL))
 		return 1;
 	ps_synth_opts_default(&o);
 	o.per_cpu = true;
