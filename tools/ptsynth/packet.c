@@ -149,6 +149,32 @@ void ps_stream_emit(struct ps_stream *ps, const struct pt_packet *p)
 	ps->nr_packets++;
 }
 
+/*
+ * A CYC-eligible packet at TSC @t (Intel SDM Vol. 3C, "Cycle-Accurate
+ * Mode", "Cycle Packet Semantics": the CYC in front of a packet gives its
+ * cycle time, of a TNT its first branch).  With CYC on and outside PSB+,
+ * a CYC with the cycles since the last one goes first: at most one per
+ * cycle, none before the threshold (CycThresh) has passed.  The model's
+ * core runs at the TSC rate (CBR = max non-turbo ratio): a cycle is a
+ * TSC tick.  Lost packets (OVF) send no CYC; the count goes on.
+ */
+static void ps_stream_emit_at(struct ps_stream *ps, const struct pt_packet *p,
+			      uint64_t t)
+{
+	struct pt_packet c;
+
+	if (ps->cyc && !ps->in_psb && !ps->lost && !ps->err &&
+	    t >= ps->last_cyc + ps->cyc_min) {
+		memset(&c, 0, sizeof(c));
+		c.type = ppt_cyc;
+		c.payload.cyc.value = t - ps->last_cyc;
+		ps_stream_emit(ps, &c);
+		ps->last_cyc = t;
+		ps->nr_cyc++;
+	}
+	ps_stream_emit(ps, p);
+}
+
 void ps_stream_tnt_flush(struct ps_stream *ps)
 {
 	struct pt_packet p;
@@ -159,13 +185,15 @@ void ps_stream_tnt_flush(struct ps_stream *ps)
 	p.type = ps->tnt_n > PS_TNT8_MAX ? ppt_tnt_64 : ppt_tnt_8;
 	p.payload.tnt.bit_size = ps->tnt_n;
 	p.payload.tnt.payload = ps->tnt;
-	ps_stream_emit(ps, &p);
+	ps_stream_emit_at(ps, &p, ps->tnt_time);
 	ps->tnt = 0;
 	ps->tnt_n = 0;
 }
 
 void ps_stream_tnt(struct ps_stream *ps, bool taken)
 {
+	if (!ps->tnt_n)
+		ps->tnt_time = ps->tsc;
 	ps->tnt = (ps->tnt << 1) | taken;
 	if (++ps->tnt_n == ps->tnt_max)
 		ps_stream_tnt_flush(ps);
@@ -181,18 +209,21 @@ void ps_stream_ip(struct ps_stream *ps, enum pt_packet_type type, uint64_t ip)
 	p.type = type;
 	p.payload.ip.ipc = ps_stream_ipc_choose(ps->last_ip, ip);
 	p.payload.ip.ip = ip;
-	ps_stream_emit(ps, &p);
+	ps_stream_emit_at(ps, &p, ps->tsc);
 	ps->last_ip = ip;
 }
 
-/* A packet without payload (PSB, PSBEND, OVF...) */
+/* A packet without payload (PSB, PSBEND, OVF: CYC-eligible...) */
 void ps_stream_simple(struct ps_stream *ps, enum pt_packet_type type)
 {
 	struct pt_packet p;
 
 	memset(&p, 0, sizeof(p));
 	p.type = type;
-	ps_stream_emit(ps, &p);
+	if (type == ppt_ovf)
+		ps_stream_emit_at(ps, &p, ps->tsc);
+	else
+		ps_stream_emit(ps, &p);
 }
 
 /* TSC of ps->tsc */
@@ -211,8 +242,8 @@ void ps_stream_tsc(struct ps_stream *ps)
  * pt_time_update_tma/_mtc read them the same way).  The core crystal
  * clock (CTC, the ART) runs at TSC * ctc_d / ctc_n; hardware sends an MTC
  * carrying CTC[period+7:period] each time CTC bit @period toggles, and a
- * TMA with CTC[15:0] and the TSC ticks since the last CTC tick after the
- * TSC of every PSB+, which is what MTCs count from.
+ * TMA with CTC[15:0] and the TSC ticks since the last CTC tick after
+ * every TSC (PSB+, TraceEn 0 -> 1), which is what MTCs count from.
  */
 void ps_stream_set_mtc(struct ps_stream *ps, int period, uint32_t ctc_n,
 		       uint32_t ctc_d)
@@ -227,16 +258,20 @@ static uint64_t ps_stream_tsc_to_ctc(const struct ps_stream *ps, uint64_t tsc)
 	return (unsigned __int128)tsc * ps->ctc_d / ps->ctc_n;
 }
 
+/* The TSC at which the CTC reaches @ctc: the first with tsc * d / n >= ctc */
 static uint64_t ps_stream_ctc_to_tsc(const struct ps_stream *ps, uint64_t ctc)
 {
-	return (unsigned __int128)ctc * ps->ctc_n / ps->ctc_d;
+	return ((unsigned __int128)ctc * ps->ctc_n + ps->ctc_d - 1) / ps->ctc_d;
 }
 
 /*
  * Time passes to @tsc: one MTC for every toggle of the CTC bit since the
- * last one, as hardware sends them whether or not a branch is pending
- * (TNT bits already collected stay in the buffer: timing packets do not
- * flush it).
+ * last one, whether or not packets are enabled (the MTC packet depends on
+ * MTCEn and TriggerEn only, Intel SDM Vol. 3C, "MTC Packet").  Pending
+ * TNT bits of branches before a tick go out first, in a partial TNT
+ * ("TNT Packet": partial TNTs may be generated as a result of other
+ * packets), so that a TNT never holds branches from both sides of a
+ * timing packet (see README.rst "Timing").
  */
 void ps_stream_time(struct ps_stream *ps, uint64_t tsc)
 {
@@ -249,15 +284,17 @@ void ps_stream_time(struct ps_stream *ps, uint64_t tsc)
 		p.type = ppt_mtc;
 		while (ps->mtc_tick < tick) {
 			ps->mtc_tick++;
+			ps_stream_tnt_flush(ps);
 			p.payload.mtc.ctc = ps->mtc_tick & 0xff;
-			ps_stream_emit(ps, &p);
+			ps_stream_emit_at(ps, &p, ps_stream_ctc_to_tsc(ps,
+					  ps->mtc_tick << ps->mtc_period));
 			ps->nr_mtc++;
 		}
 	}
 	ps->tsc = tsc;
 }
 
-/* TMA of ps->tsc, after the TSC of a PSB+ */
+/* TMA of ps->tsc, after a TSC */
 static void ps_stream_tma(struct ps_stream *ps)
 {
 	uint64_t ctc = ps_stream_tsc_to_ctc(ps, ps->tsc);
@@ -271,6 +308,82 @@ static void ps_stream_tma(struct ps_stream *ps)
 	ps_stream_emit(ps, &p);
 	ps->mtc_tick = ctc >> ps->mtc_period;
 	ps->have_tma = true;
+}
+
+/* The core:bus ratio (CBR) packet, if the stream has one */
+static void ps_stream_cbr(struct ps_stream *ps)
+{
+	struct pt_packet p;
+
+	if (!ps->cbr)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cbr;
+	p.payload.cbr.ratio = ps->cbr;
+	ps_stream_emit(ps, &p);
+}
+
+/*
+ * The timing packets of TSC @tsc: TSC, TMA with MTC (Intel SDM Vol. 3C,
+ * "TMA Packet": sent with any TSC packet), CBR.
+ */
+static void ps_stream_timing(struct ps_stream *ps)
+{
+	ps_stream_tsc(ps);
+	if (ps->mtc_period >= 0)
+		ps_stream_tma(ps);
+	ps_stream_cbr(ps);
+}
+
+/*
+ * TraceEn 0 -> 1 at @tsc while packets were already written (perf
+ * scheduling the event in): TSC, TMA, CBR (Intel SDM Vol. 3C, "Packet
+ * Generation under Different Enable Conditions", TraceEn 0 -> 1 with
+ * PacketByteCnt > 0).  No MTC covers the time TraceEn was 0; the cycle
+ * counter starts again.
+ */
+void ps_stream_trace_en(struct ps_stream *ps, uint64_t tsc)
+{
+	ps_stream_tnt_flush(ps);
+	ps->tsc = tsc;
+	ps_stream_timing(ps);
+	ps->last_cyc = tsc;
+}
+
+/*
+ * The core:bus ratio of a core running at its nominal (max non-turbo)
+ * frequency, which is the TSC's: the TSC frequency of @tc in 100 MHz.
+ * Returns 0, or -EINVAL/-ERANGE if it is none of 1..255.
+ */
+int ps_stream_cbr_ratio(const struct gt_timeconv *tc, uint8_t *cbr)
+{
+	double tsc_hz, r;
+
+	if (!tc->time_mult)
+		return -EINVAL;
+	tsc_hz = 1e9 * (double)(1ULL << tc->time_shift) / tc->time_mult;
+	r = tsc_hz / 100e6 + 0.5;
+	if (r < 1 || r >= 256)
+		return -ERANGE;
+	*cbr = (uint8_t)r;
+	return 0;
+}
+
+/* CBR @cbr in PSB+ and at TraceEn 0 -> 1 (0: none) */
+void ps_stream_set_cbr(struct ps_stream *ps, uint8_t cbr)
+{
+	ps->cbr = cbr;
+}
+
+/*
+ * CYC packets with threshold @thresh (IA32_RTIT_CTL.CycThresh, perf's
+ * cyc_thresh): at least 2^(thresh - 1) cycles between two, 0: any
+ * cycle; -1: no CYC.
+ */
+void ps_stream_set_cyc(struct ps_stream *ps, int thresh)
+{
+	ps->cyc = thresh >= 0;
+	ps->cyc_min = thresh > 0 ? 1ULL << (thresh - 1) : 1;
 }
 
 /*
@@ -301,7 +414,7 @@ void ps_stream_mode_exec(struct ps_stream *ps)
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	ps_stream_emit(ps, &p);
+	ps_stream_emit_at(ps, &p, ps->tsc);
 }
 
 /* TIP.PGD with the IP suppressed: packets stop */
@@ -313,7 +426,7 @@ void ps_stream_pgd(struct ps_stream *ps)
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tip_pgd;
 	p.payload.ip.ipc = pt_ipc_suppressed;
-	ps_stream_emit(ps, &p);
+	ps_stream_emit_at(ps, &p, ps->tsc);
 	ps->enabled = false;
 }
 
@@ -334,23 +447,28 @@ void ps_stream_pge(struct ps_stream *ps, uint64_t ip)
 }
 
 /*
- * PSB+: PSB, TSC, TMA with MTC, MODE.Exec and FUP of @ip when packets are
- * enabled, PSBEND.  The PSB period counts from the PSB.
+ * PSB+: PSB, TSC, TMA with MTC, CBR, MODE.Exec and FUP of @ip when
+ * packets are enabled, PSBEND (Intel SDM Vol. 3C, "Decoder
+ * Synchronization (PSB+)").  Status only: no CYC inside.  The PSB period
+ * counts from the PSB; the first PSB+ is TraceEn 0 -> 1, where the cycle
+ * counter starts.
  */
 void ps_stream_psb(struct ps_stream *ps, uint64_t ip)
 {
 	ps_stream_tnt_flush(ps);
+	if (!ps->buf->len)
+		ps->last_cyc = ps->tsc;
 	ps->psb_mark = ps->buf->len;
+	ps->in_psb = true;
 	ps_stream_simple(ps, ppt_psb);
-	ps_stream_tsc(ps);
-	if (ps->mtc_period >= 0)
-		ps_stream_tma(ps);
+	ps_stream_timing(ps);
 	ps->last_ip = 0;
 	if (ps->enabled) {
 		ps_stream_mode_exec(ps);
 		ps_stream_ip(ps, ppt_fup, ip);
 	}
 	ps_stream_simple(ps, ppt_psbend);
+	ps->in_psb = false;
 	ps->nr_psb++;
 }
 

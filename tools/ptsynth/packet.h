@@ -50,14 +50,22 @@ struct ps_stream {
 	uint64_t last_ip;	/* for IP compression */
 	uint64_t tnt;
 	int tnt_n;
+	uint64_t tnt_time;	/* of the first pending TNT bit */
 	size_t psb_mark;	/* buffer length at the last PSB */
-	uint64_t tsc;		/* for the next TSC packet */
+	bool in_psb;		/* between PSB and PSBEND: status only */
+	uint64_t tsc;		/* now; for the next TSC packet */
 	/* MTC (ps_stream_set_mtc): the CTC runs at TSC * ctc_d / ctc_n */
 	int mtc_period;		/* -1: no MTC, no TMA */
 	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio, CPUID 0x15 EBX/EAX */
 	bool have_tma;		/* a PSB+ gave the CTC: MTCs may follow */
 	uint64_t mtc_tick;	/* CTC >> mtc_period at the last MTC or TMA */
 	uint64_t nr_mtc;
+	uint8_t cbr;		/* core:bus ratio in PSB+ and at TraceEn, 0: none */
+	/* CYC (ps_stream_set_cyc): core cycles are TSC ticks */
+	bool cyc;
+	uint64_t cyc_min;	/* cycles from one CYC to the next, >= 1 */
+	uint64_t last_cyc;	/* TSC of the last CYC or of TraceEn 0->1 */
+	uint64_t nr_cyc;
 	uint64_t nr_packets, nr_psb;
 	int err;		/* encoder error: no more packets */
 };
@@ -73,8 +81,12 @@ void ps_stream_simple(struct ps_stream *ps, enum pt_packet_type type);
 void ps_stream_tsc(struct ps_stream *ps);
 void ps_stream_set_mtc(struct ps_stream *ps, int period, uint32_t ctc_n,
 		       uint32_t ctc_d);
+void ps_stream_set_cbr(struct ps_stream *ps, uint8_t cbr);
+void ps_stream_set_cyc(struct ps_stream *ps, int thresh);
 void ps_stream_time(struct ps_stream *ps, uint64_t tsc);
+void ps_stream_trace_en(struct ps_stream *ps, uint64_t tsc);
 int ps_stream_ctc_ratio(const struct gt_timeconv *tc, uint32_t *n, uint32_t *d);
+int ps_stream_cbr_ratio(const struct gt_timeconv *tc, uint8_t *cbr);
 void ps_stream_mode_exec(struct ps_stream *ps);
 void ps_stream_pgd(struct ps_stream *ps);
 void ps_stream_fup_pgd(struct ps_stream *ps, uint64_t ip);

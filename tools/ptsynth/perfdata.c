@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 
 #include "gt.h"
+#include "hwtime.h"
 #include "packet.h"
 #include "perfdata.h"
 #include "sideband.h"
@@ -36,6 +37,8 @@
 #define PT_CFG_BRANCH		(1ULL << 13)
 #define PT_CFG_MTC_PERIOD	(0xfULL << 14)
 #define PT_CFG_CYC		(1ULL << 1)
+#define PT_CFG_CYC_THRESH_SHIFT	19
+#define PT_CFG_CYC_THRESH	(0xfULL << PT_CFG_CYC_THRESH_SHIFT)
 #define PT_CFG_PSB_SHIFT	24
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -101,6 +104,15 @@ static uint64_t ps_perf_pt_mtc_config(int mtc_period)
 	return PT_CFG_MTC | ((uint64_t)mtc_period << 14 & PT_CFG_MTC_PERIOD);
 }
 
+/* config bits of CYC with threshold @thresh (-1: no CYC) */
+static uint64_t ps_perf_pt_cyc_config(int thresh)
+{
+	if (thresh < 0)
+		return 0;
+	return PT_CFG_CYC |
+	       ((uint64_t)thresh << PT_CFG_CYC_THRESH_SHIFT & PT_CFG_CYC_THRESH);
+}
+
 /*
  * The TSC/CTC ratio perf record reads from CPUID 0x15 into AUXTRACE_INFO
  * @rec (made by ps_perf_pt_auxtrace_info()): decoders need it to turn MTCs
@@ -113,6 +125,15 @@ static void ps_perf_pt_auxtrace_info_ctc(uint64_t *rec, uint32_t ctc_n,
 
 	priv[PDATA_PT_TSC_CTC_N] = ctc_n;
 	priv[PDATA_PT_TSC_CTC_D] = ctc_d;
+}
+
+/*
+ * The max non-turbo ratio perf record reads from the PMU's
+ * max_nonturbo_ratio: with the CBR it turns CYC cycles into TSC ticks.
+ */
+static void ps_perf_pt_auxtrace_info_ratio(uint64_t *rec, uint8_t ratio)
+{
+	rec[2 + PDATA_PT_MAX_NONTURBO_RATIO] = ratio;
 }
 
 /* An intel_pt attr as perf record sets it; the caller picks the CPL */
@@ -320,19 +341,36 @@ static int ps_perf_sb_switch(struct ps_perf_writer *w,
 	return 0;
 }
 
-/* A record of a real perf record's sideband, with ptsynth's trailer. */
+/* A perf time of the recording on the time map's clock */
+static uint64_t ps_perf_map_time(struct ps_perf_writer *w, uint64_t t)
+{
+	if (!w->o->hw)
+		return t;
+	return ps_hwtime_perf(w->o->hw, &w->gt->hdr.tc, t);
+}
+
+/*
+ * A record of a real perf record's sideband, with ptsynth's trailer, its
+ * times (FORK and EXIT have one in the body too) on the time map's clock.
+ */
 static int ps_perf_sb_real(struct ps_perf_writer *w, const struct ps_sb_rec *r)
 {
 	const struct perf_event_header *h = (const void *)r->data;
 	size_t body = r->body_len - sizeof(*h);
+	uint64_t t = ps_perf_map_time(w, r->time), bt;
 	uint8_t *p = ps_perf_add_event(w, h->type, h->misc,
-				       body + SID_SIZE,
-				       r->time);
+				       body + SID_SIZE, t);
 
 	if (!p)
 		return -ENOMEM;
 	memcpy(p, h + 1, body);
-	ps_perf_fill_id((void *)(p + body), r->pid, r->tid, r->time, r->cpu,
+	if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) &&
+	    body >= 24) {
+		memcpy(&bt, p + 16, 8);
+		bt = ps_perf_map_time(w, bt);
+		memcpy(p + 16, &bt, 8);
+	}
+	ps_perf_fill_id((void *)(p + body), r->pid, r->tid, t, r->cpu,
 			ID_DUMMY);
 	return 0;
 }
@@ -353,7 +391,8 @@ static int ps_perf_sideband(struct ps_perf_writer *w)
 	}
 	for (i = 0; i < gt->nr_recs && !err; i++) {
 		const struct gt_rec *r = gt->recs[i];
-		uint64_t t = ps_perf_tsc_to_time(r->tsc, &gt->hdr.tc);
+		uint64_t t = ps_perf_tsc_to_time(w->o->hw ? w->o->hw->hw[i] :
+						 r->tsc, &gt->hdr.tc);
 
 		switch (r->type) {
 		case GT_COMM:
@@ -421,6 +460,8 @@ static int ps_perf_auxtrace_info(struct ps_perf_writer *w,
 					&w->gt->hdr.tc, w->o->per_cpu, NULL);
 	if (size && w->o->mtc)
 		ps_perf_pt_auxtrace_info_ctc(rec, w->res->ctc_n, w->res->ctc_d);
+	if (size && w->res->cbr)
+		ps_perf_pt_auxtrace_info_ratio(rec, w->res->cbr);
 	if (!size)
 		return -EINVAL;
 	return pdata_write(pw, rec, size);
@@ -443,7 +484,8 @@ static void ps_perf_make_attrs(const struct ps_perf_opts *o,
 	memset(a, 0, 2 * sizeof(*a));
 	ps_perf_pt_attr(pt, o->pmu_type,
 			ps_perf_pt_config(o->psb_period, o->retcomp) |
-			ps_perf_pt_mtc_config(o->mtc ? o->mtc_period : -1),
+			ps_perf_pt_mtc_config(o->mtc ? o->mtc_period : -1) |
+			ps_perf_pt_cyc_config(o->cyc ? o->cyc_thresh : -1),
 			SAMPLE_TYPE);
 	pt->enable_on_exec = 1;
 	pt->exclude_kernel = 1;

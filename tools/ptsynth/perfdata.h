@@ -20,6 +20,7 @@
 
 struct gt_timeconv;
 struct gt_trace;
+struct ps_hwtime;
 struct perf_event_attr;
 struct ps_sb;
 struct ps_synth_result;
@@ -44,6 +45,9 @@ struct ps_perf_opts {
 	uint64_t psb_period;
 	bool mtc;				/* MTC every 2^mtc_period */
 	int mtc_period;
+	bool cyc;				/* CYC, threshold: */
+	int cyc_thresh;
+	const struct ps_hwtime *hw;		/* time map, NULL: identity */
 	const struct ps_sb *sideband;		/* real sideband, or NULL */
 	bool flowjit;				/* set attr.flowjit (bit 63) */
 };

@@ -84,7 +84,9 @@ static int build_image(const struct gt_trace *gt, struct pt_image *image,
 	return pt_image_set_callback(image, read_snap, ctx);
 }
 
-static int add_ip(struct ptcheck_flow *f, uint64_t ip)
+/* Appends @ip (and, if times are kept, @tsc); 0 or -ENOMEM */
+static int add_insn(struct ptcheck_flow *f, uint64_t ip, uint64_t tsc,
+		    bool with_time)
 {
 	if (f->nr == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 65536;
@@ -93,10 +95,23 @@ static int add_ip(struct ptcheck_flow *f, uint64_t ip)
 		if (!p)
 			return -ENOMEM;
 		f->ips = p;
+		if (with_time) {
+			p = realloc(f->tsc, cap * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			f->tsc = p;
+		}
 		f->cap = cap;
 	}
+	if (with_time)
+		f->tsc[f->nr] = tsc;
 	f->ips[f->nr++] = ip;
 	return 0;
+}
+
+static int add_ip(struct ptcheck_flow *f, uint64_t ip)
+{
+	return add_insn(f, ip, 0, false);
 }
 
 static int drain_events(struct pt_insn_decoder *dec, int status,
@@ -117,7 +132,19 @@ static int drain_events(struct pt_insn_decoder *dec, int status,
 	return status;
 }
 
-static int decode(struct pt_insn_decoder *dec, struct ptcheck_flow *f)
+/* libipt's time after the instruction it just gave (pt_insn_time) */
+static uint64_t insn_time(struct pt_insn_decoder *dec)
+{
+	uint32_t lost_mtc, lost_cyc;
+	uint64_t tsc;
+
+	if (pt_insn_time(dec, &tsc, &lost_mtc, &lost_cyc) < 0)
+		return PTCHECK_NO_TIME;
+	return tsc;
+}
+
+static int decode(struct pt_insn_decoder *dec, struct ptcheck_flow *f,
+		  bool with_time)
 {
 	struct pt_insn insn;
 	int status;
@@ -133,7 +160,8 @@ static int decode(struct pt_insn_decoder *dec, struct ptcheck_flow *f)
 			status = pt_insn_next(dec, &insn, sizeof(insn));
 			if (status < 0)
 				break;
-			if (add_ip(f, insn.ip))
+			if (add_insn(f, insn.ip,
+				     with_time ? insn_time(dec) : 0, with_time))
 				return -pte_nomem;
 		}
 		if (status == -pte_eos)
@@ -144,8 +172,15 @@ static int decode(struct pt_insn_decoder *dec, struct ptcheck_flow *f)
 	}
 }
 
+/*
+ * Decode @pt with libipt's instruction flow decoder into @f; with @tcfg
+ * also libipt's time of each instruction (its config then says how MTC
+ * and CYC convert, as libipt's ptxed --mtc-freq, --cpuid-0x15.eax/ebx,
+ * --nom-freq do).  Returns 0, -ENOMEM or -EINVAL.
+ */
 int ptcheck_decode(const struct gt_trace *gt, const uint8_t *pt, size_t len,
-		   struct ptcheck_flow *f, bool verbose)
+		   struct ptcheck_flow *f, bool verbose,
+		   const struct ptcheck_time_cfg *tcfg)
 {
 	struct pt_insn_decoder *dec;
 	struct image_ctx ctx = { 0 };
@@ -158,6 +193,12 @@ int ptcheck_decode(const struct gt_trace *gt, const uint8_t *pt, size_t len,
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)pt;
 	cfg.end = (uint8_t *)pt + len;
+	if (tcfg) {
+		cfg.mtc_freq = tcfg->mtc_freq;
+		cfg.cpuid_0x15_eax = tcfg->ctc_d;
+		cfg.cpuid_0x15_ebx = tcfg->ctc_n;
+		cfg.nom_freq = tcfg->nom_freq;
+	}
 	dec = pt_insn_alloc_decoder(&cfg);
 	image = pt_image_alloc("ptcheck");
 	if (!dec || !image)
@@ -166,7 +207,7 @@ int ptcheck_decode(const struct gt_trace *gt, const uint8_t *pt, size_t len,
 	if (!err)
 		err = pt_insn_set_image(dec, image);
 	if (!err)
-		err = decode(dec, f);
+		err = decode(dec, f, tcfg != NULL);
 	pt_insn_free_decoder(dec);
 	pt_image_free(image);
 	free(ctx.snaps);
@@ -176,6 +217,7 @@ int ptcheck_decode(const struct gt_trace *gt, const uint8_t *pt, size_t len,
 void ptcheck_flow_free(struct ptcheck_flow *f)
 {
 	free(f->ips);
+	free(f->tsc);
 	memset(f, 0, sizeof(*f));
 }
 

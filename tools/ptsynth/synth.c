@@ -6,8 +6,10 @@
  * exec.  Conditional branches produce TNT bits, indirect branches and
  * returns TIP, far transfers (syscall, int...) TIP.PGD with the IP
  * suppressed, re-entry to user space TIP.PGE, asynchronous events (signal
- * delivery, preemption) FUP + TIP.PGD.  PSB+ is inserted every
- * psb_period bytes at the next instruction boundary.
+ * delivery, preemption, exec faults and interrupts of events.h) FUP +
+ * TIP.PGD.  PSB+ is inserted every psb_period bytes at the next
+ * instruction boundary.  Time is hwtime.h's: the time map's hardware
+ * time of each record, or the tracer's own.
  */
 #include <errno.h>
 #include <intel-pt.h>
@@ -16,7 +18,9 @@
 #include <string.h>
 
 #include "classify.h"
+#include "events.h"
 #include "gt.h"
+#include "hwtime.h"
 #include "packet.h"
 #include "synth.h"
 
@@ -43,8 +47,6 @@ struct thread_state {
 	uint64_t ip;
 	struct insn_info info;
 	bool exited;
-	bool begun;		/* has had an instruction */
-	size_t fault_next;	/* next of o->faults to look at */
 };
 
 struct ps_synth {
@@ -54,9 +56,13 @@ struct ps_synth {
 	struct stream_state *ss;
 	int nr_ss;
 	uint32_t ctc_n, ctc_d;	/* TSC/CTC ratio for MTC */
+	uint8_t cbr;
 	struct thread_state *ts;
 	int nr_ts;
 	size_t cur_rec;
+	const struct ps_hwtime *hw;
+	struct ps_ev_list *ev;
+	size_t next_ev;		/* next of ev to emit */
 };
 
 void ps_synth_opts_default(struct ps_synth_opts *o)
@@ -67,6 +73,7 @@ void ps_synth_opts_default(struct ps_synth_opts *o)
 	o->ovf_at = -1;
 	o->ovf_len = 32;
 	o->mtc_period = -1;
+	o->cyc_thresh = -1;
 }
 
 /* PSB+: return compression starts again from an empty stack */
@@ -166,82 +173,89 @@ static void ps_synth_ovf_boundary(struct stream_state *s, uint64_t ip)
 	}
 }
 
-static void ps_synth_stream_begin(struct stream_state *s, uint64_t tsc)
+/*
+ * The stream of GT_INSN @r: at its first instruction tracing starts
+ * (TraceEn 0 -> 1 at the exec, or when the thread is first switched in:
+ * PSB+ with packets off), then time passes to the thread's return to
+ * user mode at the instruction.
+ */
+static void ps_synth_stream_begin(struct ps_synth *sy, struct stream_state *s,
+				  size_t r)
 {
-	ps_stream_time(&s->ps, tsc);
 	if (!s->trace_en) {
-		s->out->first_tsc = tsc;
+		ps_stream_time(&s->ps, sy->hw->pre[r]);
+		s->out->first_tsc = sy->hw->pre[r];
 		ps_synth_emit_psb_plus(s, 0);
 		s->trace_en = true;
 	}
+	ps_stream_time(&s->ps, sy->hw->start[r]);
 }
 
 /*
- * Exec faults of @th before @tsc, the time of its next instruction: the
- * fetch of the pending instruction faulted (a flowjit snapshot of the
- * page it is on) and the kernel returned to it.  With user-only tracing
- * that is FUP + TIP.PGD, then TIP.PGE at the same IP; the pending
- * instruction's own packets follow.  Hardware sends no TSC there (its
- * time comes from MTC, with o->mtc_period): o->fault_tsc puts the
- * fault's TSC in a TSC packet instead, see README.rst.
+ * The events in front of GT_INSN @r of @th (events.h): an interrupt at
+ * the boundary, the instruction's fetch faulting (a flowjit snapshot of
+ * the page it is on).  With user-only tracing each is FUP (the IP of the
+ * instruction, not executed yet) + TIP.PGD at its start, MODE.Exec +
+ * TIP.PGE at the same IP when the kernel returns; the instruction's own
+ * packets follow.  Hardware sends no TSC there: time passes in MTCs
+ * (while TraceEn is 1 they go on in the kernel).  o->fault_tsc
+ * (--timing=tsc-fault) puts the fault's time in a TSC packet instead,
+ * see README.rst.
  */
-static void ps_synth_thread_faults(struct thread_state *th, uint64_t tsc)
+static void ps_synth_events(struct ps_synth *sy, struct thread_state *th,
+			    size_t r, uint64_t ip)
 {
 	struct stream_state *s = th->s;
-	const struct ps_synth_opts *o = s->o;
+	struct ps_ev_list *ev = sy->ev;
+	bool tsc;
 
-	while (th->fault_next < o->nr_faults) {
-		const struct ps_synth_fault *f = &o->faults[th->fault_next];
+	while (sy->next_ev < ev->nr && ev->ev[sy->next_ev].rec <= r) {
+		const struct ps_ev *e = &ev->ev[sy->next_ev++];
 
-		if (f->tid != th->tid) {
-			th->fault_next++;
+		if (e->rec != r)
+			continue;
+		if (!s->ps.enabled || s->ps.lost) {
+			if (e->type == PS_EV_FAULT)
+				s->res->nr_faults_dropped++;
 			continue;
 		}
-		if (f->tsc >= tsc)
-			break;
-		th->fault_next++;
-		if (!th->begun) {
-			/* before the trace of the thread starts (start-at) */
-			s->res->nr_faults_before++;
-			continue;
-		}
-		if (!th->pending || !s->ps.enabled || s->ps.lost) {
-			s->res->nr_faults_dropped++;
-			continue;
-		}
-		if (o->mtc_period >= 0)
-			ps_stream_time(&s->ps, f->tsc);
-		ps_stream_fup_pgd(&s->ps, th->ip);
-		if (o->fault_tsc && f->tsc > s->ps.tsc) {
-			s->ps.tsc = f->tsc;
+		tsc = e->type == PS_EV_FAULT && sy->o->fault_tsc &&
+		      e->hw_end > s->ps.tsc;
+		ps_stream_time(&s->ps, e->hw_start);
+		ps_stream_fup_pgd(&s->ps, ip);
+		ps_stream_time(&s->ps, e->hw_end);
+		if (tsc)
 			ps_stream_tsc(&s->ps);
-		}
-		ps_stream_pge(&s->ps, th->ip);
-		s->res->nr_faults++;
+		ps_stream_pge(&s->ps, ip);
+		if (e->type == PS_EV_FAULT)
+			s->res->nr_faults++;
+		else
+			s->res->nr_irqs++;
 	}
 }
 
-static void ps_synth_thread_insn(struct thread_state *th, uint64_t ip,
-				 const struct insn_info *info, uint64_t tsc)
+static void ps_synth_thread_insn(struct ps_synth *sy, struct thread_state *th,
+				 size_t r, uint64_t ip,
+				 const struct insn_info *info)
 {
 	struct stream_state *s = th->s;
 	const struct ps_synth_opts *o = s->o;
+	uint64_t t = sy->hw->hw[r];
 
-	if (o->nr_faults)
-		ps_synth_thread_faults(th, tsc);
 	ps_synth_resolve(th, ip, true);
-	ps_synth_stream_begin(s, tsc);
+	ps_synth_stream_begin(sy, s, r);
 	ps_synth_ovf_boundary(s, ip);
 	if (!s->ps.enabled)
 		ps_stream_pge(&s->ps, ip);
 	else if (ps_stream_psb_due(&s->ps, o->psb_period))
 		ps_synth_emit_psb_plus(s, ip);
+	ps_synth_events(sy, th, r, ip);
+	ps_stream_time(&s->ps, t);
 	th->pending = true;
-	th->begun = true;
 	th->ip = ip;
 	th->info = *info;
 	s->nr_insn++;
-	s->out->last_tsc = tsc;
+	s->out->last_tsc = t;
 	s->res->nr_insns++;
 }
 
@@ -327,6 +341,8 @@ static int ps_synth_new_stream(struct ps_synth *sy, int cpu, int pid, int tid)
 			     "ptsynth");
 	if (!err && sy->o->mtc_period >= 0)
 		ps_stream_set_mtc(&ss->ps, sy->o->mtc_period, sy->ctc_n, sy->ctc_d);
+	ps_stream_set_cbr(&ss->ps, sy->cbr);
+	ps_stream_set_cyc(&ss->ps, sy->o->cyc_thresh);
 	return err;
 }
 
@@ -386,19 +402,45 @@ static struct thread_state *ps_synth_find_ts(struct ps_synth *sy, int tid)
 	return NULL;
 }
 
-/* per-cpu: @th is about to run on @s; switch the previous thread out. */
+/*
+ * The time of a switch to GT_INSN @r on @s: the middle of the switch's
+ * hardware time window, or (the tracer's time) half-way between the two
+ * threads' instructions.  The first thread of a CPU already runs when
+ * tracing starts: its switch in comes before the stream's first PSB+
+ * (at @r's pre time with hardware time), as hardware tracing starts
+ * while the thread is on the CPU.
+ */
+static uint64_t ps_synth_switch_time(struct ps_synth *sy,
+				     struct stream_state *s, size_t r)
+{
+	uint64_t pre = sy->hw->pre[r], start = sy->hw->start[r];
+	uint64_t last = s->out->last_tsc;
+
+	if (pre < start)
+		return s->trace_en ? pre + (start - pre) / 2 : pre - 1;
+	return last && last < start ? last + (start - last) / 2 : start - 1;
+}
+
+/*
+ * per-cpu: @th is about to run GT_INSN @r on @s; switch the previous
+ * thread out: its asynchronous exit (FUP + TIP.PGD) when the switch
+ * starts, perf scheduling the event out (TraceEn 1 -> 0: no packets, no
+ * MTC) and in (TraceEn 0 -> 1: TSC, TMA, CBR) at the switch; the new
+ * thread's TIP.PGE follows when it is back in user mode.
+ */
 static int ps_synth_cpu_switch(struct ps_synth *sy, struct stream_state *s,
-			       struct thread_state *th, uint64_t tsc)
+			       struct thread_state *th, size_t r)
 {
 	struct thread_state *prev = ps_synth_find_ts(sy, s->cur_tid);
-	uint64_t ip, sw_tsc;
+	uint64_t ip, sw_tsc, in_tsc;
 
 	if (s->cur_tid == th->tid)
 		return 0;
-	/* the switch happens between the two threads' instructions */
-	sw_tsc = s->out->last_tsc && s->out->last_tsc < tsc ?
-		 s->out->last_tsc + (tsc - s->out->last_tsc) / 2 : tsc - 1;
+	sw_tsc = ps_synth_switch_time(sy, s, r);
+	in_tsc = sy->hw->pre[r] < sy->hw->start[r] ? sw_tsc : sy->hw->start[r];
 	if (prev) {
+		if (sy->hw->pre[r] < sy->hw->start[r])
+			ps_stream_time(&s->ps, sy->hw->pre[r]);
 		if (!prev->exited && ps_synth_next_ip_of(sy, prev->tid, &ip))
 			ps_synth_thread_async(prev, ip, prev->s->ps.tsc);
 		else
@@ -409,10 +451,12 @@ static int ps_synth_cpu_switch(struct ps_synth *sy, struct stream_state *s,
 	if (ps_synth_add_switch(sy, s, false, th, prev, sw_tsc))
 		return -ENOMEM;
 	s->cur_tid = th->tid;
-	/* perf schedules the event in: TraceEn 0->1 sends a TSC */
-	ps_stream_time(&s->ps, tsc);
-	if (s->trace_en)
-		ps_stream_tsc(&s->ps);
+	if (s->trace_en) {
+		ps_stream_time(&s->ps, in_tsc > sw_tsc ? sw_tsc : in_tsc);
+		ps_stream_trace_en(&s->ps, in_tsc);
+	} else {
+		ps_stream_time(&s->ps, in_tsc);
+	}
 	return 0;
 }
 
@@ -459,11 +503,11 @@ static int ps_synth_do_insn(struct ps_synth *sy, const struct gt_insn *r)
 		return -EINVAL;
 	}
 	if (sy->o->per_cpu) {
-		err = ps_synth_cpu_switch(sy, th->s, th, r->h.tsc);
+		err = ps_synth_cpu_switch(sy, th->s, th, sy->cur_rec);
 		if (err)
 			return err;
 	}
-	ps_synth_thread_insn(th, r->ip, &info, r->h.tsc);
+	ps_synth_thread_insn(sy, th, sy->cur_rec, r->ip, &info);
 	return th->s->ps.err;
 }
 
@@ -478,7 +522,7 @@ static int ps_synth_do_record(struct ps_synth *sy, const struct gt_rec *r)
 		th = ps_synth_find_ts(sy, r->tid);
 		if (th && th->s && (!sy->o->per_cpu || th->s->cur_tid == th->tid))
 			ps_synth_thread_async(th, ((const struct gt_signal *)r)->resume_ip,
-					      r->tsc);
+					      sy->hw->hw[sy->cur_rec]);
 		return 0;
 	case GT_EXIT:
 		th = ps_synth_find_ts(sy, r->tid);
@@ -490,11 +534,91 @@ static int ps_synth_do_record(struct ps_synth *sy, const struct gt_rec *r)
 	}
 }
 
+/*
+ * The time and the events of the run: @o's, else the tracer's time and
+ * @o->faults at their own times, into @own_hw and @own_ev.  Returns 0 or
+ * -ENOMEM.
+ */
+static int ps_synth_time(struct ps_synth *sy, struct ps_hwtime *own_hw,
+			 struct ps_ev_list *own_ev)
+{
+	const struct ps_synth_opts *o = sy->o;
+	int err = 0;
+
+	sy->ev = o->events;
+	if (!sy->ev) {
+		sy->ev = own_ev;
+		err = ps_ev_add_faults(own_ev, sy->gt, o->faults, o->nr_faults);
+		ps_ev_sort(own_ev);
+	}
+	sy->hw = o->hw;
+	if (!err && !sy->hw) {
+		sy->hw = own_hw;
+		err = ps_hwtime_build(own_hw, sy->gt, NULL, 0, sy->ev);
+	}
+	sy->res->nr_faults_before = sy->ev->nr_faults_before;
+	sy->res->nr_faults_dropped = sy->ev->nr_faults_dropped;
+	return err;
+}
+
+/* The TSC/CTC ratio of MTC and the CBR; 0 or -EINVAL/-ERANGE. */
+static int ps_synth_ratios(struct ps_synth *sy)
+{
+	const struct gt_timeconv *tc = &sy->gt->hdr.tc;
+	int err;
+
+	if (sy->o->mtc_period >= 0) {
+		err = ps_stream_ctc_ratio(tc, &sy->ctc_n, &sy->ctc_d);
+		if (err) {
+			fprintf(stderr, "ptsynth: no TSC/CTC ratio for MTC from the time conversion (time_mult %u, time_shift %u)\n",
+				tc->time_mult, tc->time_shift);
+			return err;
+		}
+		sy->res->ctc_n = sy->ctc_n;
+		sy->res->ctc_d = sy->ctc_d;
+	}
+	if (sy->o->cbr || sy->o->cyc_thresh >= 0) {
+		err = ps_stream_cbr_ratio(tc, &sy->cbr);
+		if (err) {
+			fprintf(stderr, "ptsynth: no core:bus ratio from the time conversion (time_mult %u, time_shift %u)\n",
+				tc->time_mult, tc->time_shift);
+			return err;
+		}
+		sy->res->cbr = sy->cbr;
+	}
+	return 0;
+}
+
+/* Flush and count the streams; returns the first stream error. */
+static int ps_synth_finish(struct ps_synth *sy, int err)
+{
+	struct ps_synth_result *res = sy->res;
+	int i;
+
+	for (i = 0; i < sy->nr_ts && !err; i++)
+		if (sy->ts[i].s)
+			ps_synth_thread_end(&sy->ts[i]);
+	for (i = 0; i < sy->nr_ss && !err; i++) {
+		ps_stream_tnt_flush(&sy->ss[i].ps);
+		err = sy->ss[i].ps.err;
+	}
+	for (i = 0; i < sy->nr_ss; i++) {
+		res->nr_packets += sy->ss[i].ps.nr_packets;
+		res->nr_psb += sy->ss[i].ps.nr_psb;
+		res->nr_mtc += sy->ss[i].ps.nr_mtc;
+		res->nr_cyc += sy->ss[i].ps.nr_cyc;
+		ps_stream_exit(&sy->ss[i].ps);
+	}
+	return err;
+}
+
 int ps_synth_run(const struct gt_trace *gt, const struct ps_synth_opts *o,
 		 struct ps_synth_result *res)
 {
+	struct ps_ev_list own_ev = { 0 };
+	struct ps_hwtime own_hw = { 0 };
 	struct ps_synth sy;
-	int err = 0, i;
+	int err;
 
 	memset(res, 0, sizeof(*res));
 	memset(&sy, 0, sizeof(sy));
@@ -505,37 +629,20 @@ int ps_synth_run(const struct gt_trace *gt, const struct ps_synth_opts *o,
 	sy.ss = calloc(MAX_STREAMS, sizeof(*sy.ss));
 	sy.ts = calloc(MAX_THREADS, sizeof(*sy.ts));
 	if (!res->streams || !sy.ss || !sy.ts || classify_init()) {
-		free(sy.ss);
-		free(sy.ts);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
-	if (o->mtc_period >= 0) {
-		err = ps_stream_ctc_ratio(&gt->hdr.tc, &sy.ctc_n, &sy.ctc_d);
-		if (err) {
-			fprintf(stderr, "ptsynth: no TSC/CTC ratio for MTC from the time conversion (time_mult %u, time_shift %u)\n",
-				gt->hdr.tc.time_mult, gt->hdr.tc.time_shift);
-			free(sy.ss);
-			free(sy.ts);
-			return err;
-		}
-		res->ctc_n = sy.ctc_n;
-		res->ctc_d = sy.ctc_d;
-	}
+	err = ps_synth_time(&sy, &own_hw, &own_ev);
+	if (!err)
+		err = ps_synth_ratios(&sy);
+	if (err)
+		goto out;
 	for (sy.cur_rec = 0; sy.cur_rec < gt->nr_recs && !err; sy.cur_rec++)
 		err = ps_synth_do_record(&sy, gt->recs[sy.cur_rec]);
-	for (i = 0; i < sy.nr_ts && !err; i++)
-		if (sy.ts[i].s)
-			ps_synth_thread_end(&sy.ts[i]);
-	for (i = 0; i < sy.nr_ss && !err; i++) {
-		ps_stream_tnt_flush(&sy.ss[i].ps);
-		err = sy.ss[i].ps.err;
-	}
-	for (i = 0; i < sy.nr_ss; i++) {
-		res->nr_packets += sy.ss[i].ps.nr_packets;
-		res->nr_psb += sy.ss[i].ps.nr_psb;
-		res->nr_mtc += sy.ss[i].ps.nr_mtc;
-		ps_stream_exit(&sy.ss[i].ps);
-	}
+	err = ps_synth_finish(&sy, err);
+out:
+	ps_hwtime_free(&own_hw);
+	ps_ev_free(&own_ev);
 	free(sy.ss);
 	free(sy.ts);
 	return err;

@@ -17,6 +17,8 @@
 #include "packet.h"
 
 struct gt_trace;
+struct ps_ev_list;
+struct ps_hwtime;
 
 struct ps_synth_opts {
 	uint64_t psb_period;	/* bytes between PSB+, 0 = never after start */
@@ -27,12 +29,21 @@ struct ps_synth_opts {
 	int64_t ovf_at;		/* inject OVF before this insn index, -1 none */
 	uint64_t ovf_len;	/* instructions whose packets are lost */
 	bool verbose;
-	/* exec faults (flowjit snapshots): FUP + TIP.PGD, TIP.PGE */
+	/*
+	 * Time (hwtime.h): the hardware time of every record, NULL: the
+	 * tracer's own.  Events (events.h): exec faults and interrupts as
+	 * FUP + TIP.PGD, TIP.PGE, in their hwtime windows; NULL: the faults
+	 * below, at their own times.
+	 */
+	const struct ps_hwtime *hw;
+	struct ps_ev_list *events;
 	const struct ps_synth_fault *faults;	/* sorted by tsc */
 	size_t nr_faults;
 	bool fault_tsc;		/* a TSC packet with the TIP.PGE of a fault */
 	/* MTC every 2^mtc_period CTC ticks (perf's mtc_period), -1: none */
 	int mtc_period;
+	bool cbr;		/* CBR in PSB+ and at TraceEn 0 -> 1 */
+	int cyc_thresh;		/* CYC with this CycThresh, -1: none */
 };
 
 struct ps_synth_fault {
@@ -68,12 +79,15 @@ struct ps_synth_result {
 	uint64_t nr_insns;
 	uint64_t nr_psb;
 	uint64_t nr_mtc;
+	uint64_t nr_cyc;
 	uint32_t ctc_n, ctc_d;		/* TSC/CTC ratio of the MTCs, 0: none */
+	uint8_t cbr;			/* core:bus ratio sent, 0: none */
 	uint64_t ovf_resume_idx;	/* per-stream insn index after OVF */
 	bool ovf_done;
 	uint64_t nr_faults;		/* faults modelled */
 	uint64_t nr_faults_dropped;	/* not while a user insn was pending */
 	uint64_t nr_faults_before;	/* before the thread's first insn */
+	uint64_t nr_irqs;		/* interrupts modelled */
 };
 
 void ps_synth_opts_default(struct ps_synth_opts *o);

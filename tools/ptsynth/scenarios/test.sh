@@ -93,15 +93,17 @@ for n in "${names[@]}"; do
 		not_ok "$n: ptreplay with flowjit records decodes all $total instructions as executed (rc $rc)"
 	fi
 
-	# what time resolution at exec faults buys (a diagnostic, README.rst
-	# "Exec faults"): the same trace without the TSC packet after them
-	if "$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
-		--no-fault-tsc -o "$d/perf-nofaulttsc.data" 2> /dev/null; then
-		"$ptreplay" decode -i "$d/perf-nofaulttsc.data" --flow > "$d/nofaulttsc.flow" 2> /dev/null
+	# what time resolution at exec faults buys (diagnostics, README.rst
+	# "Exec faults"): the tracer's time with a TSC packet after each
+	# fault (the old model), and without it
+	for t in tsc-fault tsc; do
+		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+			--timing=$t -o "$d/perf-$t.data" 2> /dev/null || continue
+		"$ptreplay" decode -i "$d/perf-$t.data" --flow > "$d/$t.flow" 2> /dev/null
 		rc=$?
-		echo "# $n: without a TSC after exec faults ptreplay exits $rc:" \
-		     "$("$ptsynth" cmpflow -g "$d/gt" "$d/nofaulttsc.flow" 2>&1 | head -n 1)"
-	fi
+		echo "# $n: --timing=$t: ptreplay exits $rc:" \
+		     "$("$ptsynth" cmpflow -g "$d/gt" "$d/$t.flow" 2>&1 | head -n 1)"
+	done
 
 	# 2. ptreplay --no-flowjit: JIT code cannot be decoded
 	"$ptreplay" decode -i "$d/perf.data" --no-flowjit --health > "$d/ptreplay-nofj.health" 2>&1

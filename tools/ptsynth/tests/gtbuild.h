@@ -59,6 +59,55 @@ static inline void gtb_free(struct gtb *b)
 	free(b->insns);
 }
 
+/*
+ * Any records in any order (for the time map and the events): struct gtr
+ * holds a ground truth whose records are allocated one by one.
+ */
+struct gtr {
+	struct gt_trace t;
+	size_t cap;
+};
+
+static inline void *gtr_add(struct gtr *b, unsigned int type, size_t size,
+			    int tid, uint64_t tsc)
+{
+	struct gt_rec *r = calloc(1, (size + 7) & ~(size_t)7);
+
+	if (b->t.nr_recs == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->t.recs = realloc(b->t.recs, b->cap * sizeof(*b->t.recs));
+	}
+	r->type = type;
+	r->size = (size + 7) & ~(size_t)7;
+	r->pid = 100;
+	r->tid = tid;
+	r->tsc = tsc;
+	b->t.recs[b->t.nr_recs++] = r;
+	return r;
+}
+
+static inline struct gt_insn *gtr_insn(struct gtr *b, int tid, uint64_t tsc,
+				       uint64_t ip, const uint8_t *bytes,
+				       size_t len)
+{
+	struct gt_insn *in = gtr_add(b, GT_INSN, sizeof(*in), tid, tsc);
+
+	in->ip = ip;
+	in->len = len;
+	memcpy(in->bytes, bytes, len);
+	return in;
+}
+
+static inline void gtr_free(struct gtr *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->t.nr_recs; i++)
+		free(b->t.recs[i]);
+	free(b->t.recs);
+	memset(b, 0, sizeof(*b));
+}
+
 /* Decode all packets of a buffer with libipt's packet decoder. */
 static inline int decode_packets(const uint8_t *buf, size_t len,
 			  struct pt_packet *out, int max)

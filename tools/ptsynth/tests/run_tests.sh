@@ -16,14 +16,13 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 PTT=${PTT_CASES:-$top/../shared/peer/libipt-ptt/cases}
 n=0
 failed=0
-# Time as hardware sends it with perf record -e intel_pt/mtc,mtc_period=9/:
-# TSC and TMA in PSB+, MTC in between (README.rst "Timing").  Without MTC
-# a decoder knows the time only at PSB+, and perf applies an MMAP2 that
-# falls between two PSB+ late, at the next one (see the environment test
-# below).  Period 9 rather than perf's default 3: single-stepping makes an
-# instruction last tens of microseconds, and period 3 would send a hundred
-# MTCs per instruction.
-TIMING=${PTSYNTH_TIMING---mtc=9}
+# Time as a real core would take and send it (README.rst "Timing"): the
+# ground truth's time remapped by the hardware-timing model, TSC, TMA and
+# CBR in PSB+, MTC at perf's default period 3, no TSC at exec faults.
+# PTSYNTH_TIMING="--timing=tsc --mtc=9" runs the suite on the tracer's
+# stretched time as before (period 9: single-stepping makes an instruction
+# last tens of microseconds).
+TIMING=${PTSYNTH_TIMING---timing=hw}
 
 trap 'rm -rf "$W"' EXIT
 
@@ -117,7 +116,7 @@ echo "TAP version 13"
 PERFBIN=$(find_perf)
 echo "# perf: ${PERFBIN:-none} ($($PERFBIN --version 2>/dev/null))"
 
-for u in tnt ipc psb mtc perfdata startat sideband; do
+for u in tnt ipc psb mtc cyc perfdata startat sideband hwtime events percpu fault; do
 	run_unit "$B/tests/unit_$u"
 done
 run_unit "$B/tests/unit_pttroundtrip" "$PTT"
@@ -187,8 +186,8 @@ for pad in 0 1000 5000; do
 		"ptsynth: return compression decodes identically in perf in $envdesc"
 	if [ -n "$PERFBIN" ]; then
 		# the old timing model, for comparison: not a test
-		$P synth -g "$W/env$pad.data.gt" --retcomp -o "$W/env.notiming.data" \
-			>/dev/null 2>&1
+		$P synth -g "$W/env$pad.data.gt" --retcomp --timing=tsc-fault \
+			-o "$W/env.notiming.data" >/dev/null 2>&1
 		"$PERFBIN" script -i "$W/env.notiming.data" --itrace=i0nse -F tid,ip \
 			>"$W/perf.flow" 2>/dev/null
 		echo "# without MTC: $($P cmpflow -g "$W/env$pad.data.gt" "$W/perf.flow" 2>&1 | tail -n 1)"
@@ -200,6 +199,69 @@ perf_check loop "$W/loop.tnt64.data" "ptsynth: TNT-64 packets decode identically
 libipt_check plt "ptsynth: PSB+ every 256 bytes decodes identically in libipt" --psb-period 256
 synth plt "$W/plt.psb.data" --psb-period 256
 perf_check plt "$W/plt.psb.data" "ptsynth: PSB+ every 256 bytes decodes identically in perf"
+
+# Per-CPU layout with the three threads sharing CPUs: switches are FUP +
+# TIP.PGD, SWITCH_CPU_WIDE out/in, TSC + TMA + CBR, TIP.PGE; perf must
+# give each instruction to the right thread (README.rst "Known problems":
+# with the tracer's time it did not).
+for cpus in 1 2; do
+	synth threads "$W/threads.cpu$cpus.data" --per-cpu --cpus $cpus
+	perf_check threads "$W/threads.cpu$cpus.data" \
+		"ptsynth: per-CPU layout, 3 threads on $cpus CPU(s), decodes per thread in perf"
+done
+
+# Time: libipt and perf must turn the timing packets of a JIT-free program
+# into each instruction's hardware time, at most one MTC period (+200 ns)
+# early, 200 ns late (README.rst "Tests").
+timecheck() {	# timecheck NAME WHAT [SYNTH OPTS]
+	local name=$1 what=$2
+	shift 2
+	libipt_check $name "ptsynth: libipt decodes $what with the right times" \
+		--time "$@"
+	if [ -z "$PERFBIN" ]; then
+		skip "ptsynth: an unpatched perf decodes $what with the right times" \
+			"no working perf binary"
+		return
+	fi
+	synth $name "$W/$name.time.data" "$@"
+	"$PERFBIN" script -i "$W/$name.time.data" --itrace=i0nse -F tid,ip,time --ns \
+		>"$W/perf.flow" 2>"$W/perf.err"
+	$P cmpflow -g "$W/$name.data.gt" $TIMING --time "$@" "$W/perf.flow" >"$W/cmp.out" 2>&1
+	local st=$?
+	diag "$W/cmp.out"
+	tap $st "ptsynth: an unpatched perf decodes $what with the right times"
+}
+timecheck recursion "the timing packets (MTC) of a JIT-free program"
+timecheck recursion "the timing packets (MTC, CYC) of a JIT-free program" --cyc
+
+# Asynchronous interrupts at seeded pseudo-random boundaries: FUP +
+# TIP.PGD ... TIP.PGE at the next IP, time passing in MTCs.
+synth plt "$W/plt.irq.data" --irq-every 300 --irq-seed 7
+nirq=$(sed -n 's/^ptsynth: \([0-9]*\) interrupts modelled.*/\1/p' "$W/synth.err")
+echo "# plt: ${nirq:-no} interrupts modelled"
+[ "${nirq:-0}" -gt 100 ]
+tap $? "ptsynth: --irq-every 300 models interrupts (${nirq:-0})"
+libipt_check plt "ptsynth: interrupts every 300 insns decode identically in libipt" \
+	--irq-every 300 --irq-seed 7
+perf_check plt "$W/plt.irq.data" "ptsynth: interrupts every 300 insns decode identically in perf"
+
+# A JIT page rewritten in place between two runs (tests/progs/jit.c): with
+# --irq-jit an interrupt at the old revision's last instruction, one in
+# the other JIT page in between, one at the new revision's first.  perf
+# cannot read anonymous memory: libipt only.
+if $P record -o "$W/jit.data" --irq-jit -- "$B/tests/jit" >/dev/null 2>"$W/jit.rec"; then
+	grep 'interrupts modelled' "$W/jit.rec" | sed 's/^/# jit: /'
+	grep -q '^ptsynth: 3 interrupts modelled (0 random, 3 around 1 JIT rewrites)' "$W/jit.rec"
+	tap $? "ptsynth: --irq-jit finds the JIT rewrite and models 3 interrupts around it"
+	libipt_check jit "ptsynth: interrupts around a JIT rewrite decode identically in libipt" --irq-jit
+else
+	diag "$W/jit.rec"
+	tap 1 "ptsynth: the JIT program is single-stepped and synthesised"
+fi
+
+# The old model stays for comparison: the tracer's time, a TSC at faults
+libipt_check loop "ptsynth: the old timing model (--timing=tsc-fault) decodes identically in libipt" \
+	--timing=tsc-fault
 
 # --sideband: the sideband of a real perf record of the traced run
 # replaces the synthesised one (part 2; no flowjit records on this host)
