@@ -20,7 +20,8 @@
  * The map f from ground-truth TSC to hardware TSC is piecewise linear
  * between anchors (gt, hw) laid at what the tracer knows the time of:
  * a thread's stop in front of an instruction (the GT_INSN's TSC), each
- * exec fault (the sideband's time, at the middle of its window), the
+ * exec fault (the sideband's time, costs->fault_tail before the end of
+ * its window), the
  * instruction itself one tick after the stop (or after its last fault:
  * an instruction runs as soon as the tracer resumes the thread, its
  * fetch faults first) and its end one tick later, a signal delivery.
@@ -59,6 +60,9 @@ int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,
 	c->exec = ps_hw_ns_to_ticks(ns->exec, tc);
 	c->syscall = ps_hw_ns_to_ticks(ns->syscall, tc);
 	c->fault = ps_hw_ns_to_ticks(ns->fault, tc);
+	c->fault_tail = ps_hw_ns_to_ticks(ns->fault_tail, tc);
+	if (c->fault_tail > c->fault)
+		c->fault_tail = c->fault;
 	c->signal = ps_hw_ns_to_ticks(ns->signal, tc);
 	c->sw = ps_hw_ns_to_ticks(ns->sw, tc);
 	c->irq = ps_hw_ns_to_ticks(ns->irq, tc);
@@ -119,8 +123,9 @@ struct ps_hw_walk {
 
 /*
  * The events of GT_INSN record @r, from @w->next_ev on: each its window;
- * a fault anchored at the middle of it, *@x raised to its ground-truth
- * TSC.  Returns 0 or -ENOMEM.
+ * a fault anchored costs->fault_tail before its end (flowjit writes the
+ * image, then the kernel makes the page executable and returns), *@x
+ * raised to its ground-truth TSC.  Returns 0 or -ENOMEM.
  */
 static int ps_hw_events(struct ps_hw_walk *w, size_t r, uint64_t *x)
 {
@@ -136,7 +141,8 @@ static int ps_hw_events(struct ps_hw_walk *w, size_t r, uint64_t *x)
 		cost = e->type == PS_EV_FAULT ? w->c->fault : w->c->irq;
 		e->hw_start = w->h;
 		if (e->type == PS_EV_FAULT) {
-			err = ps_hw_anchor(w->t, e->gt_tsc, w->h + cost / 2);
+			err = ps_hw_anchor(w->t, e->gt_tsc,
+					   w->h + cost - w->c->fault_tail);
 			if (err)
 				return err;
 			if (e->gt_tsc > *x)

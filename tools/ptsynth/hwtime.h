@@ -36,6 +36,7 @@ struct ps_hw_costs {
 	uint64_t exec;		/* the exec (start signal) starting the trace */
 	uint64_t syscall;	/* a system call */
 	uint64_t fault;		/* an exec fault flowjit takes */
+	uint64_t fault_tail;	/* from its image record to its return */
 	uint64_t signal;	/* delivering a signal */
 	uint64_t sw;		/* switching threads on a CPU (see below) */
 	uint64_t irq;		/* an asynchronous interrupt */
@@ -46,6 +47,7 @@ struct ps_hw_costs {
 #define PS_HW_EXEC_NS		100000
 #define PS_HW_SYSCALL_NS	1000
 #define PS_HW_FAULT_NS		1300
+#define PS_HW_FAULT_TAIL_NS	250
 #define PS_HW_SIGNAL_NS		2000
 #define PS_HW_SWITCH_NS		2000
 #define PS_HW_IRQ_NS		1000
@@ -74,7 +76,7 @@ struct ps_hwtime {
 
 /* The costs in nanoseconds (an instruction in ticks) */
 struct ps_hw_costs_ns {
-	uint64_t insn_ticks, exec, syscall, fault, signal, sw, irq;
+	uint64_t insn_ticks, exec, syscall, fault, fault_tail, signal, sw, irq;
 };
 
 int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,

@@ -95,6 +95,8 @@ static void usage(void)
 "                     (default 100000)\n"
 "  --hw-syscall-ns N  hw: a system call (default 1000)\n"
 "  --hw-fault-ns N    hw: an exec fault (default 1300)\n"
+"  --hw-fault-tail-ns N  hw: from a fault's flowjit image to its return\n"
+"                     (default 250)\n"
 "  --hw-signal-ns N   hw: a signal delivery (default 2000)\n"
 "  --hw-switch-ns N   hw: a thread switch (default 2000)\n"
 "  --hw-irq-ns N      hw: an interrupt (default 1000)\n"
@@ -121,7 +123,8 @@ enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
 	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC, OPT_START_SIG,
 	OPT_STOP_SIG, OPT_MTC, OPT_NO_MTC, OPT_CYC, OPT_TIMING,
-	OPT_HW_INSN, OPT_HW_EXEC, OPT_HW_SYSCALL, OPT_HW_FAULT, OPT_HW_SIGNAL,
+	OPT_HW_INSN, OPT_HW_EXEC, OPT_HW_SYSCALL, OPT_HW_FAULT, OPT_HW_FAULT_TAIL,
+	OPT_HW_SIGNAL,
 	OPT_HW_SWITCH, OPT_HW_IRQ, OPT_IRQ_EVERY, OPT_IRQ_SEED, OPT_IRQ_JIT,
 	OPT_TIME, OPT_HW_TIME };
 
@@ -143,6 +146,7 @@ static const struct option long_opts[] = {
 	{ "hw-exec-ns", required_argument, NULL, OPT_HW_EXEC },
 	{ "hw-syscall-ns", required_argument, NULL, OPT_HW_SYSCALL },
 	{ "hw-fault-ns", required_argument, NULL, OPT_HW_FAULT },
+	{ "hw-fault-tail-ns", required_argument, NULL, OPT_HW_FAULT_TAIL },
 	{ "hw-signal-ns", required_argument, NULL, OPT_HW_SIGNAL },
 	{ "hw-switch-ns", required_argument, NULL, OPT_HW_SWITCH },
 	{ "hw-irq-ns", required_argument, NULL, OPT_HW_IRQ },
@@ -218,6 +222,7 @@ static int parse_time_opt(struct cli *c, int opt)
 	case OPT_HW_EXEC: c->hw_ns.exec = strtoull(optarg, NULL, 0); break;
 	case OPT_HW_SYSCALL: c->hw_ns.syscall = strtoull(optarg, NULL, 0); break;
 	case OPT_HW_FAULT: c->hw_ns.fault = strtoull(optarg, NULL, 0); break;
+	case OPT_HW_FAULT_TAIL: c->hw_ns.fault_tail = strtoull(optarg, NULL, 0); break;
 	case OPT_HW_SIGNAL: c->hw_ns.signal = strtoull(optarg, NULL, 0); break;
 	case OPT_HW_SWITCH: c->hw_ns.sw = strtoull(optarg, NULL, 0); break;
 	case OPT_HW_IRQ: c->hw_ns.irq = strtoull(optarg, NULL, 0); break;
@@ -243,6 +248,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	c->hw_ns = (struct ps_hw_costs_ns){
 		.insn_ticks = PS_HW_INSN_TICKS, .exec = PS_HW_EXEC_NS,
 		.syscall = PS_HW_SYSCALL_NS, .fault = PS_HW_FAULT_NS,
+		.fault_tail = PS_HW_FAULT_TAIL_NS,
 		.signal = PS_HW_SIGNAL_NS, .sw = PS_HW_SWITCH_NS,
 		.irq = PS_HW_IRQ_NS,
 	};

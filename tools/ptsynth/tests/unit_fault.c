@@ -4,8 +4,11 @@
  * packets: FUP + TIP.PGD at the faulting instruction, MTCs while the
  * kernel takes the fault, TIP.PGE at the same IP, no TSC; the flowjit
  * image's time, through the time map, falls inside the fault's window,
- * and an MTC after it comes before the TIP.PGE: a decoder that picks code
- * by time knows the new image when the instruction runs.
+ * --hw-fault-tail-ns before its end. Written early in the fault, an MTC
+ * after it comes before the TIP.PGE and a decoder that picks code by
+ * time knows the new image when the instruction runs; written just
+ * before the return, the last MTC is older than the image and only the
+ * fault's event can tell the decoder (flowjit_tie).
  */
 #include "tap.h"
 #include "gtbuild.h"
@@ -19,12 +22,20 @@ static const uint8_t nop[] = { 0x90 };
 #define RATIO	100	/* TSC ticks per CTC tick: 200/2 */
 #define PERIOD	3	/* an MTC every 8 CTC ticks */
 
-int main(void)
+struct fault_run {
+	int mtc, tsc, fup, pgd, pge;
+	uint64_t img, t_mtc, start, end, insn;
+	size_t rec, nr_faults;
+};
+
+/* Synthesise the fault with its image @tail_ns before its end. */
+static int run(uint64_t tail_ns, struct fault_run *fr)
 {
 	static struct pt_packet p[1024];
 	struct ps_hw_costs costs = { 0 };
 	struct ps_hw_costs_ns ns = {
 		.insn_ticks = 1, .exec = 100000, .syscall = 1000, .fault = 1300,
+		.fault_tail = tail_ns,
 		.signal = 2000, .sw = 2000, .irq = 1000,
 	};
 	const struct gt_timeconv *tc;
@@ -88,19 +99,40 @@ int main(void)
 				pge = i;
 		}
 	}
-	TAP_OK(ev.nr == 1 && ev.ev[0].rec == 5 && res.nr_faults == 1 &&
-	       fup >= 0 && pgd == fup + 1 && pge > pgd && !tsc && mtc >= 3,
-	       "unit: fault: FUP + TIP.PGD, %d MTC, TIP.PGE, no TSC (%d)",
-	       mtc, tsc);
-	TAP_OK(img > ev.ev[0].hw_start && img < ev.ev[0].hw_end &&
-	       img < t.hw[5],
-	       "unit: fault: the image's sideband time lands inside the fault's window, before the insn runs");
-	TAP_OK(mtc && t_mtc >= img,
-	       "unit: fault: the time of the last MTC before TIP.PGE (%llu) is past the image's (%llu): a decoder knows the new image when the insn runs",
-	       (unsigned long long)t_mtc, (unsigned long long)img);
+	*fr = (struct fault_run){
+		.mtc = mtc, .tsc = tsc, .fup = fup, .pgd = pgd, .pge = pge,
+		.img = img, .t_mtc = t_mtc, .rec = ev.nr == 1 ? ev.ev[0].rec : 0,
+		.start = ev.nr ? ev.ev[0].hw_start : 0,
+		.end = ev.nr ? ev.ev[0].hw_end : 0, .insn = t.hw[5],
+		.nr_faults = res.nr_faults,
+	};
 	ps_synth_result_free(&res);
 	ps_hwtime_free(&t);
 	ps_ev_free(&ev);
 	gtr_free(&b);
+	return 0;
+}
+
+int main(void)
+{
+	struct fault_run early, late, dflt;
+
+	if (run(1200, &early) || run(1, &late) || run(PS_HW_FAULT_TAIL_NS, &dflt))
+		return 1;
+	TAP_OK(dflt.rec == 5 && dflt.nr_faults == 1 && dflt.fup >= 0 &&
+	       dflt.pgd == dflt.fup + 1 && dflt.pge > dflt.pgd && !dflt.tsc &&
+	       dflt.mtc >= 3,
+	       "unit: fault: FUP + TIP.PGD, %d MTC, TIP.PGE, no TSC (%d)",
+	       dflt.mtc, dflt.tsc);
+	TAP_OK(dflt.img > dflt.start && dflt.img < dflt.end && dflt.img < dflt.insn &&
+	       dflt.end - dflt.img >= 590 && dflt.end - dflt.img <= 610,
+	       "unit: fault: the image lands in the fault's window, %d ns (%llu ticks at 2.4 GHz) before it returns",
+	       PS_HW_FAULT_TAIL_NS, (unsigned long long)(dflt.end - dflt.img));
+	TAP_OK(early.mtc && early.t_mtc >= early.img,
+	       "unit: fault: written early (1200 ns before the return), the last MTC before TIP.PGE (%llu) is past the image (%llu): a decoder by time knows it",
+	       (unsigned long long)early.t_mtc, (unsigned long long)early.img);
+	TAP_OK(late.mtc && late.t_mtc < late.img,
+	       "unit: fault: written just before the return, the last MTC before TIP.PGE (%llu) is before the image (%llu): only the fault's event tells",
+	       (unsigned long long)late.t_mtc, (unsigned long long)late.img);
 	return tap_failed ? 1 : 0;
 }

@@ -19,7 +19,8 @@ static const uint8_t nop[] = { 0x90 };
 static const uint8_t sys[] = { 0x0f, 0x05 };
 
 static const struct ps_hw_costs costs = {
-	.insn = 1, .exec = 24000, .syscall = 2400, .fault = 3120, .signal = 4800,
+	.insn = 1, .exec = 24000, .syscall = 2400, .fault = 3120, .fault_tail = 600,
+	.signal = 4800,
 	.sw = 4800, .irq = 2400,
 };
 
@@ -97,6 +98,9 @@ static void one_thread(void)
 	       "unit: hwtime: the fault's sideband time maps inside its window (%llu in %llu..%llu)",
 	       (unsigned long long)fm, (unsigned long long)e->hw_start,
 	       (unsigned long long)e->hw_end);
+	TAP_OK(fm == e->hw_end - costs.fault_tail,
+	       "unit: hwtime: the fault's image is written %llu ticks before the fault returns",
+	       (unsigned long long)(e->hw_end - fm));
 	mm = t.hw[5];
 	pt = ps_hwtime_perf(&t, tc, ps_perf_tsc_to_time(100000, tc));
 	TAP_OK(mm > t.hw[4] && mm < win && pt > ps_perf_tsc_to_time(t.hw[4], tc) &&
