@@ -46,6 +46,7 @@ struct cli {
 	const char *sideband;
 	const char *root;
 	bool strip_flowjit;
+	unsigned long lose_image;
 	enum timing timing;
 	bool mtc_set;		/* --mtc or --no-mtc given */
 	bool no_fault_tsc;
@@ -113,6 +114,8 @@ static void usage(void)
 "                     same run replaces the synthesised one (part 2)\n"
 "  --root DIR         --sideband: read files the sideband names from DIR\n"
 "  --strip-flowjit    --sideband: leave out the flowjit records\n"
+"  --lose-image N     --sideband: the N-th exec fault image (from 1) is lost:\n"
+"                     a PERF_RECORD_LOST in its place\n"
 "  --no-fault-tsc     --timing=tsc-fault: no TSC packet after an exec fault\n"
 "  --time             check, cmpflow: compare the decoders' times with the\n"
 "                     hardware time of each instruction\n"
@@ -121,7 +124,8 @@ static void usage(void)
 
 enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
-	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_NO_FAULT_TSC, OPT_START_SIG,
+	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_LOSE_IMAGE, OPT_NO_FAULT_TSC,
+	OPT_START_SIG,
 	OPT_STOP_SIG, OPT_MTC, OPT_NO_MTC, OPT_CYC, OPT_TIMING,
 	OPT_HW_INSN, OPT_HW_EXEC, OPT_HW_SYSCALL, OPT_HW_FAULT, OPT_HW_FAULT_TAIL,
 	OPT_HW_SIGNAL,
@@ -160,6 +164,7 @@ static const struct option long_opts[] = {
 	{ "sideband", required_argument, NULL, OPT_SIDEBAND },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "strip-flowjit", no_argument, NULL, OPT_STRIP },
+	{ "lose-image", required_argument, NULL, OPT_LOSE_IMAGE },
 	{ "no-fault-tsc", no_argument, NULL, OPT_NO_FAULT_TSC },
 	{ "start-on-signal", required_argument, NULL, OPT_START_SIG },
 	{ "stop-on-signal", required_argument, NULL, OPT_STOP_SIG },
@@ -277,6 +282,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_SIDEBAND: c->sideband = optarg; break;
 		case OPT_ROOT: c->root = optarg; break;
 		case OPT_STRIP: c->strip_flowjit = true; break;
+		case OPT_LOSE_IMAGE: c->lose_image = strtoul(optarg, NULL, 0); break;
 		case OPT_START_SIG:
 		case OPT_STOP_SIG: {
 			int sig = ps_trace_parse_signal(optarg);
@@ -343,7 +349,8 @@ static int timing_sideband(const struct cli *c, struct timing_ctx *tm)
 	struct ps_sb *sb = &tm->sb;
 	int err;
 
-	err = ps_sb_load(sb, c->sideband, c->root, c->strip_flowjit);
+	err = ps_sb_load(sb, c->sideband, c->root, c->strip_flowjit,
+			 c->lose_image);
 	if (err) {
 		fprintf(stderr, "ptsynth: cannot read the sideband %s: %s\n",
 			c->sideband, strerror(-err));
@@ -358,6 +365,14 @@ static int timing_sideband(const struct cli *c, struct timing_ctx *tm)
 		(unsigned long long)sb->nr_images,
 		(unsigned long long)sb->nr_stripped,
 		(unsigned long long)sb->nr_renamed);
+	if (c->lose_image && !sb->nr_lost_made) {
+		fprintf(stderr, "ptsynth: --lose-image %lu: the sideband has %llu exec fault images\n",
+			c->lose_image, (unsigned long long)sb->nr_images);
+		return 1;
+	}
+	if (sb->nr_lost_made)
+		fprintf(stderr, "ptsynth: sideband: exec fault image %lu replaced by a PERF_RECORD_LOST\n",
+			c->lose_image);
 	return 0;
 }
 

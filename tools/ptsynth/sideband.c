@@ -167,7 +167,27 @@ static int ps_sb_note_flowjit(struct ps_sb *sb,
 	    (fr->flags & FLOWJIT_F_EXISTING) || fr->chunk_off)
 		return 0;
 	sb->nr_images++;
-	return ps_sb_fault_add(sb, fr->tid, r->time);
+	return ps_sb_fault_add(sb, fr->tid, r->time) ?: 1;
+}
+
+/* A PERF_RECORD_LOST of one record in @r's place (its time, CPU, task). */
+static int ps_sb_make_lost(struct ps_sb *sb, struct ps_sb_rec *r)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t id, lost;
+	} lost = {
+		.h = { .type = PERF_RECORD_LOST, .size = sizeof(lost) },
+		.lost = 1,
+	};
+
+	r->body_len = sizeof(lost);
+	r->data = malloc(sizeof(lost));
+	if (!r->data)
+		return -ENOMEM;
+	memcpy(r->data, &lost, sizeof(lost));
+	sb->nr_lost_made++;
+	return 0;
 }
 
 static int ps_sb_cmp_fault(const void *a, const void *b)
@@ -192,7 +212,7 @@ static const struct pdata_attr *ps_sb_attr_of(const struct pdata *pd,
 }
 
 int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
-	       bool strip_flowjit)
+	       bool strip_flowjit, unsigned long lose_image)
 {
 	struct pdata_rec rec;
 	struct pdata pd;
@@ -238,8 +258,15 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 		}
 		if (h->type == PERF_RECORD_FLOWJIT) {
 			err = ps_sb_note_flowjit(sb, h, &r);
-			if (err)
+			if (err < 0)
 				break;
+			if (err && lose_image && sb->nr_images == lose_image) {
+				err = ps_sb_make_lost(sb, &r);
+				if (!err)
+					err = ps_sb_add(sb, &r);
+				continue;
+			}
+			err = 0;
 		}
 		/* perf record's own records: no time (nor anything) in the trailer */
 		if ((a->sample_type & PERF_SAMPLE_TIME) && !r.time)

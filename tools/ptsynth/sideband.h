@@ -35,10 +35,16 @@ struct ps_sb {
 	uint64_t nr_bad;	/* malformed: dropped */
 	uint64_t nr_synth;	/* kept: perf record's own (time 0) */
 	uint64_t nr_renamed;
+	uint64_t nr_lost_made;	/* fault images replaced by a LOST record */
 };
 
+/*
+ * @lose_image N > 0 replaces the N-th exec fault image (from 1) by a
+ * PERF_RECORD_LOST of one record at its time, as a full ring buffer
+ * would: the fault still happened, its image is gone.
+ */
 int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
-	       bool strip_flowjit);
+	       bool strip_flowjit, unsigned long lose_image);
 void ps_sb_free(struct ps_sb *sb);
 
 #endif

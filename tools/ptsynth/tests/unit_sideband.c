@@ -16,7 +16,7 @@
 #include "gtbuild.h"
 #include "pdata.h"
 #include "sideband.h"
-#include "../../../include/uapi/linux/flowjit.h"
+#include "libflowjit.h"
 
 #define ST0	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 		 PERF_SAMPLE_IDENTIFIER)
@@ -45,6 +45,26 @@ static void rec(uint32_t type, size_t body_len, uint64_t st, uint64_t id,
 	memset(data + len + sizeof(h), 'x', body_len);
 	memcpy(data + len + sizeof(h) + body_len, t, n * 8);
 	len += h.size;
+}
+
+/* a user JIT image of thread 42 taken at an exec fault, at @time */
+static void fault_image(uint64_t time, uint32_t revision)
+{
+	static const uint8_t code[16] = { 0x90, 0xc3 };
+	struct flowjit_record fr = {
+		.version = FLOWJIT_RECORD_VERSION, .kind = FLOWJIT_KIND_USER_JIT,
+		.op = FLOWJIT_OP_IMAGE, .asid = 3, .pid = 42, .tid = 42,
+		.addr = 0x7f0000000000ULL, .len = sizeof(code),
+		.id = 0x7f0000000000ULL, .revision = revision,
+		.chunk_len = sizeof(code),
+	};
+	size_t at = len;
+
+	fr.csum = flowjit_csum(code, sizeof(code));
+	rec(63 /* PERF_RECORD_FLOWJIT */, sizeof(fr) + sizeof(code), ST0, ID0,
+	    time);
+	memcpy(data + at + 8, &fr, sizeof(fr));
+	memcpy(data + at + 8 + sizeof(fr), code, sizeof(code));
 }
 
 /* a record with a single u64, @id: too short for the trailer of its attr */
@@ -123,7 +143,7 @@ int main(void)
 	/* not sideband: skipped */
 	rec(PERF_RECORD_SAMPLE, 8, ST0, ID0, 600);
 
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0);
 	TAP_OK(!err, "unit: sideband: a perf.data with malformed records loads");
 	if (!err) {
 		TAP_DIAG("kept %zu, time 0 %llu, malformed %llu, skipped %llu, flowjit %llu",
@@ -146,10 +166,29 @@ int main(void)
 		ps_sb_free(&sb);
 	}
 
+	/* --lose-image 2: the second of three fault images becomes a LOST */
+	len = 0;
+	fault_image(1000, 1);
+	fault_image(2000, 2);
+	fault_image(3000, 3);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 2);
+	TAP_OK(!err && sb.nr == 3 && sb.nr_lost_made == 1 && sb.nr_faults == 3 &&
+	       sb.recs[1].data[0] == PERF_RECORD_LOST && sb.recs[1].time == 2000 &&
+	       sb.recs[1].body_len == 24 && sb.recs[0].data[0] == 63 &&
+	       sb.recs[2].data[0] == 63 && sb.faults[1].time == 2000,
+	       "unit: sideband: --lose-image replaces that image by a PERF_RECORD_LOST at its time, its fault stays");
+	if (!err)
+		ps_sb_free(&sb);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 4);
+	TAP_OK(!err && sb.nr == 3 && !sb.nr_lost_made,
+	       "unit: sideband: --lose-image past the last image loses nothing (the caller reports it)");
+	if (!err)
+		ps_sb_free(&sb);
+
 	/* the last record's size runs past the end of the data section */
 	raw(PERF_RECORD_COMM, 64);
 	len -= 32;
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0);
 	TAP_OK(err == -EINVAL,
 	       "unit: sideband: a record running past the data section is an error (%d)",
 	       err);
