@@ -355,13 +355,17 @@ uint64_t ps_hwtime_map(const struct ps_hwtime *t, uint64_t gt)
 /*
  * The smallest TSC whose perf time is @perf_time or later: the exact
  * inverse of perf's conversion, time = time_zero + (tsc >> shift) * mult
- * + (((tsc & mask) * mult) >> shift), where it is invertible.
+ * + (((tsc & mask) * mult) >> shift), where it is invertible. The sum
+ * wraps: time_zero is often "negative" (a guest's TSC started before its
+ * sched clock), so a time at or before TSC 0's is told by the signed
+ * difference, not by comparing the two.
  */
 uint64_t ps_perf_time_to_tsc(uint64_t perf_time, const struct gt_timeconv *tc)
 {
 	uint64_t tsc;
 
-	if (!tc->time_mult || perf_time <= ps_perf_tsc_to_time(0, tc))
+	if (!tc->time_mult ||
+	    (int64_t)(perf_time - ps_perf_tsc_to_time(0, tc)) <= 0)
 		return 0;
 	tsc = pdata_time_to_tsc(perf_time, tc->time_shift, tc->time_mult,
 				tc->time_zero);

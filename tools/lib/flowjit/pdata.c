@@ -430,9 +430,10 @@ uint64_t pdata_time_to_tsc(uint64_t time, uint16_t time_shift,
 {
 	uint64_t t, quot, rem;
 
-	if (time < time_zero || !time_mult)
-		return 0;
+	/* time_zero + f(tsc) wraps: a guest's time_zero is often "negative" */
 	t = time - time_zero;
+	if ((int64_t)t < 0 || !time_mult)
+		return 0;
 	quot = t / time_mult;
 	rem = t % time_mult;
 	return (quot << time_shift) + (rem << time_shift) / time_mult;

@@ -272,7 +272,11 @@ size_t pdata_pt_info_put(uint64_t *rec, size_t max_words,
 			 const uint64_t priv[PDATA_PT_PRIV_MAX],
 			 const char *filter);
 
-/* TSC to perf time with a time conversion, and back (rounded down) */
+/*
+ * TSC to perf time with a time conversion, and back (rounded down; 0 for a
+ * time before TSC 0's). time_zero may be "negative" (above 2^63: a
+ * guest's TSC ran before its sched clock began): the sums wrap as perf's.
+ */
 uint64_t pdata_tsc_to_time(uint64_t tsc, uint16_t time_shift,
 			   uint32_t time_mult, uint64_t time_zero);
 uint64_t pdata_time_to_tsc(uint64_t time, uint16_t time_shift,

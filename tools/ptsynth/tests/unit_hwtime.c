@@ -211,11 +211,15 @@ int main(void)
 				    .time_zero = 123456 };
 	struct gt_timeconv slow = { .time_shift = 10, .time_mult = 3000,
 				    .time_zero = 5000 };
+	/* a guest's: its TSC ran before its sched clock began */
+	struct gt_timeconv guest = { .time_shift = 31, .time_mult = 827188396,
+				     .time_zero = (uint64_t)-336915126 };
 
 	one_thread();
 	two_threads();
 	inverse(&fast, "2.4 GHz TSC");
 	inverse(&slow, "0.34 GHz TSC");
+	inverse(&guest, "2.6 GHz TSC, negative time_zero");
 	identity();
 	return tap_failed ? 1 : 0;
 }

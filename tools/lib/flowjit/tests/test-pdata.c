@@ -545,6 +545,19 @@ static int pt_info_and_time(void)
 	r.type = PDATA_REC_AUXTRACE;
 	TAP_CHECK(pdata_pt_info(&info, &r) == -EINVAL);
 
+	/* a guest's negative time_zero: the sums wrap as perf's */
+	for (t = 1000000000; t < 2000000000; t += 9999991) {
+		uint64_t z = (uint64_t)-336915126, time;
+
+		time = pdata_tsc_to_time(t, 31, 827188396, z);
+		TAP_CHECK(time < 1ULL << 62);
+		TAP_CHECK(pdata_time_to_tsc(time, 31, 827188396, z) <= t);
+		TAP_CHECK(pdata_time_to_tsc(time, 31, 827188396, z) + 3 >= t);
+	}
+	TAP_CHECK(pdata_time_to_tsc(5, 31, 827188396, (uint64_t)-336915126) ==
+		  (uint64_t)336915131 * (1ULL << 31) / 827188396);
+	TAP_CHECK(!pdata_time_to_tsc(76, 10, 600, 77));
+
 	for (t = 0; t < 1000000; t += 997) {
 		uint64_t time = pdata_tsc_to_time(t, 10, 600, 77);
 
