@@ -412,7 +412,11 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  * - flowjit_tie_resume(tie, ip, t, t_max) at each place where tracing
  *   resumes (TIP.PGE; not at an OVF's FUP, where packets were lost)
  *   with the decoder's clock t and the latest real time it allows t_max
- *   (UINT64_MAX if it knows none): the *next* fault image of the thread
+ *   (UINT64_MAX if it knows none). If the thread took a fault at ip
+ *   since its last resume (after the floor and the clock then) that the
+ *   clock has passed already (MTCs while the kernel took it), this
+ *   TIP.PGE is that fault's: it is live by time, the floor moves to it
+ *   and nothing is tied. Else the *next* fault image of the thread
  *   followed, the first by (time, seq) after the floor and after t, is
  *   tied if it was taken at ip (rec.id == ip) and its time is at most
  *   t_max. Images without the IP (rec.id 0) are never tied: tracing
@@ -460,8 +464,10 @@ struct flowjit_tie {
 	uint64_t			floor;	/* the last tied fault's time */
 	uint64_t			floor_seq;
 	const struct flowjit_rev	*last;	/* the last tied, or NULL */
+	uint64_t			last_resume;	/* the clock then */
 	uint64_t			resumes;	/* flowjit_tie_resume() calls */
 	uint64_t			tied;		/* of them, faults tied */
+	uint64_t			passed;	/* a fault's, the clock past it */
 	/* an overflow lost packets: faults up to this time may be past */
 	bool				ovf;
 	uint64_t			ovf_max;

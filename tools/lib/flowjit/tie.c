@@ -36,30 +36,56 @@ static bool flowjit_tie_at(const struct flowjit_rev *rev, uint64_t ip)
 	return rev->id && rev->id == ip;
 }
 
+/* Faults the clock passed since the last resume looked at, at most. */
+#define FLOWJIT_TIE_PASSED_SCAN	64
+
+/* (@time, @seq) is the thread's place from now on: its faults up to it ran. */
+static void flowjit_tie_reach(struct flowjit_tie *tie, const struct flowjit_rev *f)
+{
+	tie->floor = f->time;
+	tie->floor_seq = f->seq;
+	tie->last = f;
+	/* the faults are in order: none before this one is in doubt now */
+	tie->ovf = false;
+}
+
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
 					     uint64_t time, uint64_t time_max)
 {
-	const struct flowjit_rev *next;
+	const struct flowjit_rev *f;
 	uint64_t after = tie->floor, seq = tie->floor_seq;
+	int n;
 
 	if (!tie->st || !tie->thread)
 		return NULL;
 	tie->resumes++;
-	/* faults at or before the clock are live by it: look after both */
-	if (time >= after) {
-		after = time;
+	if (tie->last_resume > after) {
+		after = tie->last_resume;
 		seq = UINT64_MAX - 1;
 	}
-	next = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, after, seq);
-	if (!next || next->time > time_max || !flowjit_tie_at(next, ip))
+	tie->last_resume = time;
+	/*
+	 * A fault at ip since the last resume that the clock passed already
+	 * (MTCs while the kernel took it): this TIP.PGE is its own, live by
+	 * time. No later fault is this TIP.PGE's then.
+	 */
+	f = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, after, seq);
+	for (n = 0; f && f->time <= time; n++) {
+		if (n == FLOWJIT_TIE_PASSED_SCAN)
+			return NULL;
+		if (flowjit_tie_at(f, ip)) {
+			flowjit_tie_reach(tie, f);
+			tie->passed++;
+			return NULL;
+		}
+		f = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, f->time, f->seq);
+	}
+	/* the first fault after the clock, if it was taken here */
+	if (!f || f->time > time_max || !flowjit_tie_at(f, ip))
 		return NULL;
-	tie->floor = next->time;
-	tie->floor_seq = next->seq;
-	tie->last = next;
+	flowjit_tie_reach(tie, f);
 	tie->tied++;
-	/* the faults are in order: none before this one is in doubt now */
-	tie->ovf = false;
-	return next;
+	return f;
 }
 
 void flowjit_tie_overflow(struct flowjit_tie *tie, uint64_t time_max)

@@ -78,6 +78,9 @@ static int rewrite_within_one_period(void)
 	TAP_CHECK(r1 && r2);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
+	/* revision 1's TIP.PGE: the clock (95) passed its fault, no tie */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 95, 300));
+	TAP_CHECK(tie.passed == 1 && tie.last == r1);
 	/* without a tie the clock says revision 1 */
 	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 1);
 	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 300) == r2);
@@ -85,7 +88,7 @@ static int rewrite_within_one_period(void)
 	TAP_CHECK(flowjit_tie_how(&tie, r2, 100) == FLOWJIT_TIE_EVENT);
 	TAP_CHECK(flowjit_tie_how(&tie, r1, 100) == FLOWJIT_TIE_TIME);
 	TAP_CHECK(flowjit_tie_how(&tie, r2, 150) == FLOWJIT_TIE_TIME);
-	TAP_CHECK(tie.resumes == 1 && tie.tied == 1 && tie.last == r2);
+	TAP_CHECK(tie.resumes == 2 && tie.tied == 1 && tie.last == r2);
 	/* a later clock never goes back */
 	TAP_CHECK(flowjit_tie_time(&tie, 120) == 150 && flowjit_tie_time(&tie, 170) == 170);
 	TAP_CHECK(!strcmp(flowjit_tie_how_name(FLOWJIT_TIE_EVENT), "event"));
@@ -377,6 +380,34 @@ static int overflow_makes_the_next_fault_uncertain(void)
 	return 0;
 }
 
+/*
+ * A fault's own TIP.PGE after the clock passed it (MTCs while the kernel
+ * took it) is that fault's: the thread's next fault at the same IP, even
+ * within t_max, is not tied there (it would decode the old bytes as the
+ * new ones until it happens); at its own TIP.PGE it is.
+ */
+static int passed_fault_is_not_the_next_ones(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	r1 = fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 100);
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 2, 1, 130);
+	TAP_CHECK(r1 && r2);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 110, 150));
+	TAP_CHECK(at(&tie, PAGE + 0x40, 110) == 1 && tie.passed == 1);
+	/* an interrupt elsewhere in the page, then r2's TIP.PGE */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 112, 152));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 115, 155) == r2);
+	TAP_CHECK(at(&tie, PAGE + 0x40, 115) == 2);
+	flowjit_store_free(st);
+	return 0;
+}
+
 int main(void)
 {
 	fill();
@@ -386,6 +417,8 @@ int main(void)
 		"tie: an interrupt at another IP, or before the latest time allowed, ties nothing");
 	tap_run(only_the_next_fault_of_the_thread,
 		"tie: only the thread's next fault is tied, other threads' never");
+	tap_run(passed_fault_is_not_the_next_ones,
+		"tie: a fault's own TIP.PGE after the clock passed it does not tie the next fault at that IP");
 	tap_run(same_ip_twice_and_a_lost_event,
 		"tie: two faults at one IP tie in order; a fault whose TIP.PGE was lost is passed by the clock");
 	tap_run(no_ip_is_never_tied,
