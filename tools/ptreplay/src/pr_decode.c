@@ -164,16 +164,23 @@ static void pr_qres_tie_thread(struct pr_qres *r)
 	flowjit_tie_thread(&r->tie, asid, (uint32_t)r->tid);
 }
 
-/* The latest real time the clock allows: with MTC it lags by less than
- * one period (MTC packets go out while the thread is in the kernel too);
- * two are allowed, for libipt's rounding. With TSC packets only nothing
- * bounds it.
+/* MTC packets the hardware may drop in a row (Intel SDM Vol. 3C, "MTC
+ * Packet": not more than 256), as perf's decoder of the series takes it.
+ */
+#define PR_MTC_LOST_MAX		256
+
+/* The latest real time the clock allows: MTC packets go out each time
+ * the crystal clock bit toggles, also while the thread is in the kernel
+ * (their only conditions are MTCEn and TriggerEn), and up to 256 may be
+ * dropped: the clock lags by less than 257 periods. With TSC packets
+ * only nothing bounds it.
  */
 static uint64_t pr_qres_time_max(const struct pr_qres *r)
 {
 	if (!r->mtc_ticks || !r->tsc)
 		return UINT64_MAX;
-	return pr_tsc_to_perf(&r->rp->info, r->tsc + 2 * r->mtc_ticks) + 1;
+	return pr_tsc_to_perf(&r->rp->info, r->tsc + (PR_MTC_LOST_MAX + 1) *
+			      r->mtc_ticks) + 1;
 }
 
 /* An overflow lost packets: a fault's TIP.PGE may be among them. */

@@ -449,8 +449,9 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
  * runs three times (MKP_TIE_FLOW_OLD).
  *
  * @with_ip: the records carry the fault's IP (else 0, as old kernels
- * wrote); @mtc: AUXTRACE_INFO says MTC every 16 TSC ticks, so a TIP.PGE
- * at clock 990 cannot be a fault of time 1600; @lost: revision 2's record
+ * wrote); @mtc: AUXTRACE_INFO says MTC every 2 TSC ticks, so with up to
+ * 256 MTCs dropped a TIP.PGE at clock 990 is before 1504, no fault of
+ * time 1600; @lost: revision 2's record
  * is lost (a PERF_RECORD_LOST at 1300 instead), and a PSB+ with TSC 1700
  * comes before the last run; @ovf: the last TIP.PGE is lost in an
  * overflow (OVF, then FUP at 0x10000).
@@ -491,7 +492,7 @@ static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
 	size_t n;
 
 	if (mtc)
-		mkp_auxtrace_info_mtc(&m, 3, 2, 1);
+		mkp_auxtrace_info_mtc(&m, 1, 1, 1);
 	else
 		mkp_auxtrace_info(&m);
 	mkp_comm(&m, 100, 100, "jitter", 1, 10);

@@ -204,7 +204,7 @@ static struct prt_result tie_needs_the_ip(void)
 	return prt_passed();
 }
 
-/* With MTC the clock lags by less than a period (16 TSC ticks here): a
+/* With MTC the clock lags by less than 257 periods (2 TSC ticks here): a
  * TIP.PGE at clock 990 is no fault of time 1600, even at its IP.
  */
 static struct prt_result tie_bounded_by_mtc(void)
