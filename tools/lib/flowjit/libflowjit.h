@@ -409,7 +409,7 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  * struct flowjit_tie follows one trace (a thread's, or a CPU's with its
  * threads switching) and keeps that floor:
  *
- * - flowjit_tie_resume(tie, ip, t, t_max) at each place where tracing
+ * - flowjit_tie_resume(tie, ip, t, t_max, n) at each place where tracing
  *   resumes (TIP.PGE; not at an OVF's FUP, where packets were lost)
  *   with the decoder's clock t and the latest real time it allows t_max
  *   (UINT64_MAX if it knows none). If the thread took a fault at ip
@@ -419,7 +419,11 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  *   and nothing is tied. Else the *next* fault image of the thread
  *   followed, the first by (time, seq) after the floor and after t, is
  *   tied if it was taken at ip (rec.id == ip) and its time is at most
- *   t_max. Images without the IP (rec.id 0) are never tied: tracing
+ *   t_max. A resume at the IP of the thread's last one with no
+ *   instruction decoded in between (an interrupt taken just before the
+ *   faulting fetch, or just after the fault) changes nothing: what the
+ *   last one decided stands, so the fault after it is not tied there.
+ *   Images without the IP (rec.id 0) are never tied: tracing
  *   resumes inside a JIT page after every interrupt, system call and
  *   other fault there, so a page alone would tie too early; such files
  *   decode by time as before. Only the next one: an interrupt
@@ -465,6 +469,9 @@ struct flowjit_tie {
 	uint64_t			floor_seq;
 	const struct flowjit_rev	*last;	/* the last tied, or NULL */
 	uint64_t			last_resume;	/* the clock then */
+	uint64_t			last_ip;	/* where, after how many */
+	uint64_t			last_insns;	/* instructions */
+	bool				resumed;	/* the thread resumed before */
 	uint64_t			resumes;	/* flowjit_tie_resume() calls */
 	uint64_t			tied;		/* of them, faults tied */
 	uint64_t			passed;	/* a fault's, the clock past it */
@@ -477,15 +484,20 @@ struct flowjit_tie {
 /* Follow a trace decoded with the images of @st. */
 void flowjit_tie_init(struct flowjit_tie *tie, const struct flowjit_store *st);
 
-/* The thread the trace is of from now on: user address space @asid, @tid. */
+/*
+ * The thread the trace is of from now on: user address space @asid, @tid
+ * (the same thread again changes nothing).
+ */
 void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid);
 
 /*
  * Tracing resumed at @ip with the decoder's clock at @time, the real time
- * at most @time_max. Returns the fault image tied (see above), or NULL.
+ * at most @time_max, after the decoder decoded @insns instructions of
+ * this trace in all (any count that grows with each instruction).
+ * Returns the fault image tied (see above), or NULL.
  */
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
-					     uint64_t time, uint64_t time_max);
+					     uint64_t time, uint64_t time_max, uint64_t insns);
 
 /*
  * The trace overflowed (OVF): packets were lost up to where it resumes,

@@ -20,10 +20,13 @@ void flowjit_tie_init(struct flowjit_tie *tie, const struct flowjit_store *st)
 
 void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid)
 {
+	if (tie->thread && tie->asid == asid && tie->tid == tid)
+		return;
 	/* the floor stays: it is a time, and time runs on in the trace */
 	tie->asid = asid;
 	tie->tid = tid;
 	tie->thread = true;
+	tie->resumed = false;
 }
 
 /*
@@ -50,15 +53,27 @@ static void flowjit_tie_reach(struct flowjit_tie *tie, const struct flowjit_rev 
 }
 
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
-					     uint64_t time, uint64_t time_max)
+					     uint64_t time, uint64_t time_max, uint64_t insns)
 {
 	const struct flowjit_rev *f;
 	uint64_t after = tie->floor, seq = tie->floor_seq;
+	bool same;
 	int n;
 
 	if (!tie->st || !tie->thread)
 		return NULL;
 	tie->resumes++;
+	/*
+	 * Back where it resumed last, nothing run since: an interrupt taken
+	 * just before the faulting fetch, or just after the fault. What the
+	 * last resume decided stands.
+	 */
+	same = tie->resumed && ip == tie->last_ip && insns == tie->last_insns;
+	tie->resumed = true;
+	tie->last_ip = ip;
+	tie->last_insns = insns;
+	if (same)
+		return NULL;
 	if (tie->last_resume > after) {
 		after = tie->last_resume;
 		seq = UINT64_MAX - 1;

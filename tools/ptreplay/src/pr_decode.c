@@ -200,7 +200,8 @@ static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 	if (!r->rp->store.fj || ip >> 63 || r->rp->opts.no_tie)
 		return;
 	pr_qres_tie_thread(r);
-	if (!flowjit_tie_resume(&r->tie, ip, r->time, pr_qres_time_max(r)))
+	if (!flowjit_tie_resume(&r->tie, ip, r->time, pr_qres_time_max(r),
+				r->ninsn))
 		return;
 	r->ltime = flowjit_tie_time(&r->tie, r->time);
 	r->c_rgn = NULL;

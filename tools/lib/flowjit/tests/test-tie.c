@@ -17,6 +17,8 @@
 #define ASID	5
 
 static uint8_t bytes[4][4096];
+/* the decoder's instruction count: something ran between two resumes */
+static uint64_t insns;
 
 /* a user JIT image of @page by thread @tid, faulted at @ip, at @time */
 static const struct flowjit_rev *fault(struct flowjit_store *st, uint32_t tid, uint64_t page,
@@ -79,11 +81,11 @@ static int rewrite_within_one_period(void)
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
 	/* revision 1's TIP.PGE: the clock (95) passed its fault, no tie */
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 95, 300));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 95, 300, ++insns));
 	TAP_CHECK(tie.passed == 1 && tie.last == r1);
 	/* without a tie the clock says revision 1 */
 	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 1);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 300) == r2);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 300, ++insns) == r2);
 	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 2);
 	TAP_CHECK(flowjit_tie_how(&tie, r2, 100) == FLOWJIT_TIE_EVENT);
 	TAP_CHECK(flowjit_tie_how(&tie, r1, 100) == FLOWJIT_TIE_TIME);
@@ -113,11 +115,11 @@ static int interrupt_is_not_a_fault(void)
 	TAP_CHECK(r2);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 100, UINT64_MAX));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 100, UINT64_MAX, ++insns));
 	TAP_CHECK(at(&tie, PAGE + 0x48, 100) == 1);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 100, 140));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 100, 140, ++insns));
 	TAP_CHECK(at(&tie, PAGE + 0x40, 100) == 1);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 160) == r2);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 160, ++insns) == r2);
 	TAP_CHECK(tie.resumes == 3 && tie.tied == 1);
 	flowjit_store_free(st);
 	return 0;
@@ -141,14 +143,14 @@ static int only_the_next_fault_of_the_thread(void)
 	TAP_CHECK(a && b);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX));
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX));
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, UINT64_MAX) == a);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX) == b);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX, ++insns));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX, ++insns));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, UINT64_MAX, ++insns) == a);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 0x20, 100, UINT64_MAX, ++insns) == b);
 	TAP_CHECK(flowjit_tie_time(&tie, 100) == 120);
 	/* thread 8 has its own next fault */
 	flowjit_tie_thread(&tie, ASID, 8);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX));	/* 115 < floor */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x30, 100, UINT64_MAX, ++insns));	/* 115 < floor */
 	flowjit_store_free(st);
 	return 0;
 }
@@ -172,12 +174,12 @@ static int same_ip_twice_and_a_lost_event(void)
 	TAP_CHECK(a && b && c && d);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX) == a);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX) == b);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX, ++insns) == a);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX, ++insns) == b);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE2 - 3, 50, UINT64_MAX, ++insns));
 	/* c's TIP.PGE was lost: d's ties only once the clock passed c */
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x90, 150, UINT64_MAX));
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x90, 250, UINT64_MAX) == d);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x90, 150, UINT64_MAX, ++insns));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x90, 250, UINT64_MAX, ++insns) == d);
 	TAP_CHECK(at(&tie, PAGE + 0x90, 250) == 4);
 	flowjit_store_free(st);
 	return 0;
@@ -200,11 +202,11 @@ static int no_ip_is_never_tied(void)
 	TAP_CHECK(b);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 50, UINT64_MAX));
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0xffc, 50, UINT64_MAX));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 50, UINT64_MAX, ++insns));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0xffc, 50, UINT64_MAX, ++insns));
 	TAP_CHECK(at(&tie, PAGE, 50) == 0);
 	/* the clock passes it: the next fault is tied at its IP */
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 4, 100, UINT64_MAX) == b);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 4, 100, UINT64_MAX, ++insns) == b);
 	flowjit_store_free(st);
 	return 0;
 }
@@ -218,10 +220,10 @@ static int nothing_to_tie(void)
 	TAP_CHECK(st);
 	TAP_CHECK(fault(st, 7, PAGE, PAGE, 1, 0, 100));
 	flowjit_tie_init(&tie, st);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 50, UINT64_MAX));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 50, UINT64_MAX, ++insns));
 	TAP_CHECK(tie.resumes == 0);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 100, UINT64_MAX));	/* live by time */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE, 100, UINT64_MAX, ++insns));	/* live by time */
 	TAP_CHECK(flowjit_tie_how(&tie, NULL, 100) == FLOWJIT_TIE_NONE);
 	TAP_CHECK(!flowjit_store_next_fault(st, ASID, 7, 100, UINT64_MAX));
 	TAP_CHECK(!flowjit_store_next_fault(NULL, ASID, 7, 0, 0));
@@ -354,7 +356,7 @@ static int overflow_makes_the_next_fault_uncertain(void)
 	TAP_CHECK(r1 && o && r2 && r3);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 95, 200) == r1);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 95, 200, ++insns) == r1);
 	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 100));
 	/* an OVF, resuming at clock 105, real time before 200 */
 	flowjit_tie_overflow(&tie, 200);
@@ -370,7 +372,7 @@ static int overflow_makes_the_next_fault_uncertain(void)
 	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 105));
 	flowjit_tie_thread(&tie, ASID, 7);
 	/* a tie ends the doubt: faults come in order */
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2, 105, 200) == o);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2, 105, 200, ++insns) == o);
 	TAP_CHECK(!flowjit_tie_suspect(&tie, r1, 110));
 	/* an overflow without a bound: every later fault of the page */
 	flowjit_tie_overflow(&tie, UINT64_MAX);
@@ -398,12 +400,46 @@ static int passed_fault_is_not_the_next_ones(void)
 	TAP_CHECK(r1 && r2);
 	flowjit_tie_init(&tie, st);
 	flowjit_tie_thread(&tie, ASID, 7);
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 110, 150));
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 110, 150, ++insns));
 	TAP_CHECK(at(&tie, PAGE + 0x40, 110) == 1 && tie.passed == 1);
 	/* an interrupt elsewhere in the page, then r2's TIP.PGE */
-	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 112, 152));
-	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 115, 155) == r2);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 112, 152, ++insns));
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 115, 155, ++insns) == r2);
 	TAP_CHECK(at(&tie, PAGE + 0x40, 115) == 2);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * An interrupt taken just before the faulting fetch: TIP.PGE at the IP,
+ * no instruction, then the fault's TIP.PGE at the same IP. The first
+ * ties the fault; the second is the same place and must not tie the
+ * thread's next fault at that IP (within t_max).
+ */
+static int same_place_ties_once(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2;
+	struct flowjit_tie tie;
+	uint64_t n;
+
+	TAP_CHECK(st);
+	r1 = fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 100);
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 2, 1, 180);
+	TAP_CHECK(r1 && r2);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	n = ++insns;
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 90, 200, n) == r1);
+	flowjit_tie_thread(&tie, ASID, 7);	/* the same thread: no change */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 95, 200, n));
+	TAP_CHECK(at(&tie, PAGE + 0x40, 95) == 1);
+	/* after instructions ran, r2's own TIP.PGE ties it */
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 96, 200, n + 5) == r2);
+	/* another thread in between: not the same place */
+	flowjit_tie_thread(&tie, ASID, 8);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(tie.tied == 2 && !tie.resumed);
 	flowjit_store_free(st);
 	return 0;
 }
@@ -419,6 +455,8 @@ int main(void)
 		"tie: only the thread's next fault is tied, other threads' never");
 	tap_run(passed_fault_is_not_the_next_ones,
 		"tie: a fault's own TIP.PGE after the clock passed it does not tie the next fault at that IP");
+	tap_run(same_place_ties_once,
+		"tie: two resumes at one IP with nothing run between are one place: the fault after is not tied");
 	tap_run(same_ip_twice_and_a_lost_event,
 		"tie: two faults at one IP tie in order; a fault whose TIP.PGE was lost is passed by the clock");
 	tap_run(no_ip_is_never_tied,
