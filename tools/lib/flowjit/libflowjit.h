@@ -384,7 +384,10 @@ int flowjit_store_add_lost(struct flowjit_store *st, uint64_t from, uint64_t to)
 
 /*
  * Returns true if an image newer than @rev may have been lost and made
- * before @time (see above); false for a NULL argument.
+ * before @time (see above); false for a NULL argument. @time is the
+ * latest real time the read of @rev may be at: a decoder gives its clock
+ * plus the clock's lag (MTC: ptreplay and perf), its lookup time when
+ * nothing bounds the lag.
  */
 bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_rev *rev,
 			   uint64_t time);

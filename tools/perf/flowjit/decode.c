@@ -108,6 +108,8 @@ struct flowjit_pt_queue {
 	u64				run_time;
 	u64				run_gen;
 	u64				run_insns;
+	/* how far the real time may be ahead of the clock (-1: no bound) */
+	u64				lag;
 };
 
 static size_t fjpt_hash(const struct fjpt_map *m, u64 a, u64 b, u32 c)
@@ -507,6 +509,13 @@ static void flowjit_pt__count(struct flowjit_pt_queue *q, const struct flowjit_r
 		q->run_how = how;
 	}
 	/*
+	 * A read is at the clock or later, up to the clock's lag: ask about
+	 * the latest time it may be at. Without a bound (no MTC) take the
+	 * lookup time: the trace cannot say more.
+	 */
+	if (q->lag != (u64)-1 && clock + q->lag > time)
+		time = clock + q->lag;
+	/*
 	 * Suspect at one time, suspect at every later one: ask again only
 	 * for a later time, or when lost records or revision numbers changed.
 	 */
@@ -546,7 +555,7 @@ static bool flowjit_pt__asid(struct flowjit_pt *fp, int pid, bool kernel, u64 ti
 }
 
 bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u64 time,
-			u64 time_max)
+			u64 time_max, u64 insns)
 {
 	u64 asid;
 
@@ -555,9 +564,9 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
 	/* the thread's address space at the time it is at (exec changes it) */
 	if (!flowjit_pt__asid(q->fp, pid, false, flowjit_tie_time(&q->tie, time), &asid))
 		return false;
-	if (!q->tie.thread || q->tie.asid != asid || q->tie.tid != (u32)tid)
-		flowjit_tie_thread(&q->tie, asid, tid);
-	return flowjit_tie_resume(&q->tie, ip, time, time_max);
+	flowjit_tie_thread(&q->tie, asid, tid);
+	q->lag = time_max == (u64)-1 || time_max < time ? (u64)-1 : time_max - time;
+	return flowjit_tie_resume(&q->tie, ip, time, time_max, insns);
 }
 
 /*

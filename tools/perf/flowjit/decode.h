@@ -57,11 +57,12 @@ void flowjit_pt__queue_delete(struct flowjit_pt_queue *q);
  * Tracing of @q's trace resumed (TIP.PGE; never an OVF's FUP) at @ip,
  * the decoder's clock at perf time @time and the real time at most
  * @time_max (U64_MAX if unknown), in thread @tid of process @pid (-1:
- * not known). Ties the thread's next fault image if it was taken at @ip.
+ * not known), after the decoder decoded @insns instructions of the queue
+ * in all. Ties the thread's next fault image if it was taken at @ip.
  * Returns true if one was tied.
  */
 bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u64 time,
-			u64 time_max);
+			u64 time_max, u64 insns);
 
 /*
  * As util/intel-pt.c's walk_insn callback: walk the instructions from

@@ -79,6 +79,37 @@ for d in "$@"; do
 	fi
 	echo "# $n: with flowjit: $insns of $total instructions, $errs errors"
 
+	# 1b. hardware timing at its hardest (every image written just before
+	# its fault returns, interrupts around JIT rewrites: ptsynth's
+	# scenarios/test.sh makes these), and per-CPU on two CPUs
+	for v in adv cpu; do
+		[[ -s $d/perf-$v.data ]] || continue
+		decode "$n" "$d/perf-$v.data" "$w/$v" PERF_CONFIG=/dev/null
+		insns=$(cat "$w/$v.insns") errs=$(cat "$w/$v.errors") rc=$(cat "$w/$v.rc")
+		case $v in
+		adv) what="images at the end of their faults, interrupts: perf script decodes all $total instructions as executed" ;;
+		cpu) what="per-CPU on 2 CPUs, images at the end of their faults: perf script decodes every thread as executed" ;;
+		esac
+		if [[ $rc == 0 && $errs == 0 ]] && matches "$w/$v"; then
+			ok "$n: $what"
+		else
+			sed 's/^/# /' "$w/$v.cmp" | head -n 6
+			not_ok "$n: $what ($insns decoded, $errs errors, rc $rc)"
+		fi
+	done
+	# 1c. an exec fault image lost: perf says so without being asked
+	if [[ -s $d/perf-lost.data ]]; then
+		decode "$n" "$d/perf-lost.data" "$w/lost" PERF_CONFIG=/dev/null
+		errs=$(cat "$w/lost.errors")
+		what="an exec fault image lost: perf warns of suspect instructions or shows errors"
+		if grep -q 'flowjit: warning: [1-9][0-9]* instructions' "$w/lost.err" || ((errs > 0)); then
+			ok "$n: $what ($(grep -o '[0-9]* suspect' "$w/lost.err" | head -n 1), $errs errors)"
+		else
+			sed 's/^/# /' "$w/lost.err" | head -n 4
+			not_ok "$n: $what"
+		fi
+	fi
+
 	# 2. the records stripped: JIT code cannot be decoded
 	nofj=$d/perf-noflowjit.data
 	if [[ ! -s $nofj ]]; then

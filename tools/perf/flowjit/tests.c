@@ -631,6 +631,9 @@ static struct flowjit_pt *fjt_rewrite(void)
 	return flowjit_pt__new_store(st);
 }
 
+/* the decoder's instruction count at each resume: code ran between */
+static u64 fjt_insns;
+
 static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 				     int subtest __maybe_unused)
 {
@@ -648,16 +651,19 @@ static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("untied: old jmp",
 			fjt_walk(untied, 7, FJT_IP, 100, &op) == 1 && op == INTEL_PT_OP_JMP);
 
+	/* revision 1's own TIP.PGE, the clock past its image: no tie */
+	TEST_ASSERT_VAL("revision 1's TIP.PGE",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 92, (u64)-1, ++fjt_insns));
 	/* the thread runs revision 1, faults, resumes at FJT_IP */
 	TEST_ASSERT_VAL("before the fault: old jmp",
 			fjt_walk(q, 7, FJT_IP, 95, &op) == 1 && op == INTEL_PT_OP_JMP);
-	TEST_ASSERT_VAL("TIP.PGE ties", flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, (u64)-1));
+	TEST_ASSERT_VAL("TIP.PGE ties", flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, (u64)-1, ++fjt_insns));
 	TEST_ASSERT_VAL("tied: new nop; nop; ret",
 			fjt_walk(q, 7, FJT_IP, 100, &op) == 3 && op == INTEL_PT_OP_RET);
 	/* the clock passes the image: the same revision, now by time */
 	TEST_ASSERT_VAL("later: new",
 			fjt_walk(q, 7, FJT_IP, 160, &op) == 3 && op == INTEL_PT_OP_RET);
-	TEST_ASSERT_VAL("no second tie", !flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1));
+	TEST_ASSERT_VAL("no second tie", !flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1, ++fjt_insns));
 	flowjit_pt__queue_delete(untied);
 	flowjit_pt__queue_delete(q);
 
@@ -667,7 +673,7 @@ static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("instructions by event", s.insns[FLOWJIT_TIE_EVENT] == 3);
 	TEST_ASSERT_VAL("instructions by time", s.insns[FLOWJIT_TIE_TIME] == 1 + 1 + 3);
 	TEST_ASSERT_VAL("two revisions", s.revs == 2);
-	TEST_ASSERT_VAL("ties counted", s.resumes == 2 && s.tied == 1);
+	TEST_ASSERT_VAL("ties counted", s.resumes == 3 && s.tied == 1);
 	TEST_ASSERT_VAL("nothing suspect", !s.suspect);
 	flowjit_pt__delete(fp);
 	return TEST_OK;
@@ -686,21 +692,21 @@ static int test__flowjit_tie_interrupt(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("queue", q);
 	/* an interrupt of thread 7 at another IP of the page */
 	TEST_ASSERT_VAL("other IP: no tie",
-			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP + 8, 100, (u64)-1));
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP + 8, 100, (u64)-1, ++fjt_insns));
 	TEST_ASSERT_VAL("still old", fjt_walk(q, 7, FJT_IP, 100, &op) == 1 &&
 			op == INTEL_PT_OP_JMP);
 	/* at the fault's IP, but the fault is after the latest real time */
 	TEST_ASSERT_VAL("after time_max: no tie",
-			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 140));
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 140, ++fjt_insns));
 	/* another thread of the process, or none known */
 	TEST_ASSERT_VAL("other thread: no tie",
-			!flowjit_pt__resume(q, FJT_PID, 8, FJT_IP, 100, (u64)-1));
-	TEST_ASSERT_VAL("no thread: no tie", !flowjit_pt__resume(q, -1, -1, FJT_IP, 100, (u64)-1));
+			!flowjit_pt__resume(q, FJT_PID, 8, FJT_IP, 100, (u64)-1, ++fjt_insns));
+	TEST_ASSERT_VAL("no thread: no tie", !flowjit_pt__resume(q, -1, -1, FJT_IP, 100, (u64)-1, ++fjt_insns));
 	TEST_ASSERT_VAL("still old", fjt_walk(q, 7, FJT_IP, 100, &op) == 1 &&
 			op == INTEL_PT_OP_JMP);
 	/* the fault's own TIP.PGE */
 	TEST_ASSERT_VAL("the fault ties",
-			flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 160));
+			flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 160, ++fjt_insns));
 	TEST_ASSERT_VAL("new", fjt_walk(q, 7, FJT_IP, 100, &op) == 3 && op == INTEL_PT_OP_RET);
 	flowjit_pt__queue_delete(q);
 	flowjit_pt__stats(fp, &s);

@@ -523,6 +523,7 @@ out:
 static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 {
 	struct pr_rev_cur *c = pr_qres_rev_cur(r, rev);
+	uint64_t hi;
 
 	if (!c) {
 		r->failed = 1;
@@ -532,12 +533,19 @@ static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 		pr_qres_rev_switch(r, c, rev);
 	c->insns += 1;
 	/* a newer image may have been lost: never silently */
-	if (rev != r->sus_rev || r->ltime != r->sus_time) {
+	/* the latest time the read may be at: the clock's bound with MTC
+	 * (a tie's floor can lag the real time as the clock does); without
+	 * MTC nothing bounds it, and the lookup time is taken
+	 */
+	hi = r->mtc_ticks ? pr_qres_time_max(r) : r->ltime;
+	if (hi < r->ltime)
+		hi = r->ltime;
+	if (rev != r->sus_rev || hi != r->sus_time) {
 		int was = r->sus && rev == r->sus_rev;
 
 		r->sus_rev = rev;
-		r->sus_time = r->ltime;
-		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, r->ltime) ||
+		r->sus_time = hi;
+		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, hi) ||
 			 flowjit_tie_suspect(&r->tie, rev, r->time);
 		if (r->sus && !was) {
 			r->nsuspect_runs += 1;
