@@ -456,24 +456,21 @@ static inline uint8_t *mkp_scenario_file(uint32_t (*crc)(const void *,
  * comes before the last run; @ovf: the last TIP.PGE is lost in an
  * overflow (OVF, then FUP at 0x10000).
  */
-#define MKP_TIE_FLOW							\
+/* revision 1 from 0x10000, then from 0x10001 */
+#define MKP_TIE_FLOW_RUNS_1_2						\
 	"  100             10000\n"					\
 	"  100             10001\n"					\
 	"  100             10002\n"					\
 	"  100             10003\n"					\
 	"  100             10001\n"					\
 	"  100             10002\n"					\
-	"  100             10003\n"					\
+	"  100             10003\n"
+#define MKP_TIE_FLOW							\
+	MKP_TIE_FLOW_RUNS_1_2						\
 	"  100             10000\n"					\
 	"  100             10001\n"
 #define MKP_TIE_FLOW_OLD						\
-	"  100             10000\n"					\
-	"  100             10001\n"					\
-	"  100             10002\n"					\
-	"  100             10003\n"					\
-	"  100             10001\n"					\
-	"  100             10002\n"					\
-	"  100             10003\n"					\
+	MKP_TIE_FLOW_RUNS_1_2						\
 	"  100             10000\n"					\
 	"  100             10001\n"					\
 	"  100             10002\n"					\

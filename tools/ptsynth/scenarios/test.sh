@@ -30,6 +30,20 @@ else
 fi
 ((${#names[@]})) || { not_ok "corpus: scenarios were generated ($S/list)"; exit 1; }
 
+# @1 what, @2 ptreplay's exit status, @3 its flow of scenario $n in $d:
+# ok if it exited 0 and every thread's flow is the ground truth's
+exact() {
+	local cmp
+
+	cmp=$("$ptsynth" cmpflow -g "$d/gt" "$3" 2>&1)
+	if (($2 == 0)) && grep -q ': match$' <<< "$cmp" && ! grep -qv ': match$' <<< "$cmp"; then
+		ok "$n: $1"
+	else
+		sed 's/^/# /' <<< "$cmp" | head -n 5
+		not_ok "$n: $1 (rc $2)"
+	fi
+}
+
 health() {	# @1 health file, @2 field
 	sed -n "s/^$2: *\([0-9]*\).*/\1/p" "$1" | head -n 1
 }
@@ -115,14 +129,8 @@ for n in "${names[@]}"; do
 		"${adv[@]}" -o "$d/perf-adv.data" 2> "$d/synth-adv.err"; then
 		irqs=$(sed -n 's/.* \([0-9]*\) interrupts modelled.*/\1/p' "$d/synth-adv.err")
 		"$ptreplay" decode -i "$d/perf-adv.data" --flow > "$d/adv.flow" 2> /dev/null
-		rc=$?
-		cmp=$("$ptsynth" cmpflow -g "$d/gt" "$d/adv.flow" 2>&1)
-		if ((rc == 0)) && grep -q ': match$' <<< "$cmp" && ! grep -qv ': match$' <<< "$cmp"; then
-			ok "$n: images at the end of their faults, ${irqs:-?} interrupts: ptreplay decodes all $total instructions as executed"
-		else
-			sed 's/^/# /' <<< "$cmp" | head -n 5
-			not_ok "$n: images at the end of their faults, ${irqs:-?} interrupts: ptreplay decodes all $total instructions as executed (rc $rc)"
-		fi
+		exact "images at the end of their faults, ${irqs:-?} interrupts: ptreplay decodes all $total instructions as executed" \
+		      $? "$d/adv.flow"
 		"$ptreplay" decode -i "$d/perf-adv.data" --health > "$d/adv.health" 2> /dev/null
 		sw=$(grep -m 1 '^revision switches' "$d/adv.health")
 		byev=$(sed -n 's/.*(by event \([0-9]*\),.*/\1/p' <<< "$sw")
@@ -154,14 +162,8 @@ for n in "${names[@]}"; do
 		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
 			"${adv[@]}" --per-cpu --cpus 2 -o "$d/perf-cpu.data" 2> "$d/synth-cpu.err"
 		"$ptreplay" decode -i "$d/perf-cpu.data" --flow > "$d/cpu.flow" 2> /dev/null
-		rc=$?
-		cmp=$("$ptsynth" cmpflow -g "$d/gt" "$d/cpu.flow" 2>&1)
-		if ((rc == 0)) && grep -q ': match$' <<< "$cmp" && ! grep -qv ': match$' <<< "$cmp"; then
-			ok "$n: per-CPU on 2 CPUs, adversarial timing: ptreplay decodes every thread as executed"
-		else
-			sed 's/^/# /' <<< "$cmp" | head -n 5
-			not_ok "$n: per-CPU on 2 CPUs, adversarial timing: ptreplay decodes every thread as executed (rc $rc)"
-		fi
+		exact "per-CPU on 2 CPUs, adversarial timing: ptreplay decodes every thread as executed" \
+		      $? "$d/cpu.flow"
 	fi
 
 	# 1d. the last exec fault image lost (a PERF_RECORD_LOST in its place):
