@@ -446,7 +446,8 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
  * set, also while the thread is in the kernel: Intel SDM Vol. 3C, "MTC
  * Packet", dependencies MTCEn && TriggerEn; at most 256 dropped in a row)
  * the clock at a TIP.PGE lags the real time by less than 257 MTC
- * periods, so clock + 257 periods bounds it (ptreplay and perf). Without such a bound (TSC packets only) an interrupt at the entry
+ * periods, so clock + 257 periods bounds it (ptreplay and perf).
+ * Without such a bound (TSC packets only) an interrupt at the entry
  * of a JIT function whose next fault is far ahead would tie that fault
  * early; only the rule "the next fault only" limits the damage then.
  * Even with it, an interrupt at the very IP of the thread's next fault,
