@@ -657,13 +657,15 @@ static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 	/* the thread runs revision 1, faults, resumes at FJT_IP */
 	TEST_ASSERT_VAL("before the fault: old jmp",
 			fjt_walk(q, 7, FJT_IP, 95, &op) == 1 && op == INTEL_PT_OP_JMP);
-	TEST_ASSERT_VAL("TIP.PGE ties", flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, (u64)-1, ++fjt_insns));
+	TEST_ASSERT_VAL("TIP.PGE ties",
+			flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, (u64)-1, ++fjt_insns));
 	TEST_ASSERT_VAL("tied: new nop; nop; ret",
 			fjt_walk(q, 7, FJT_IP, 100, &op) == 3 && op == INTEL_PT_OP_RET);
 	/* the clock passes the image: the same revision, now by time */
 	TEST_ASSERT_VAL("later: new",
 			fjt_walk(q, 7, FJT_IP, 160, &op) == 3 && op == INTEL_PT_OP_RET);
-	TEST_ASSERT_VAL("no second tie", !flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1, ++fjt_insns));
+	TEST_ASSERT_VAL("no second tie",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1, ++fjt_insns));
 	flowjit_pt__queue_delete(untied);
 	flowjit_pt__queue_delete(q);
 
@@ -701,7 +703,8 @@ static int test__flowjit_tie_interrupt(struct test_suite *t __maybe_unused,
 	/* another thread of the process, or none known */
 	TEST_ASSERT_VAL("other thread: no tie",
 			!flowjit_pt__resume(q, FJT_PID, 8, FJT_IP, 100, (u64)-1, ++fjt_insns));
-	TEST_ASSERT_VAL("no thread: no tie", !flowjit_pt__resume(q, -1, -1, FJT_IP, 100, (u64)-1, ++fjt_insns));
+	TEST_ASSERT_VAL("no thread: no tie",
+			!flowjit_pt__resume(q, -1, -1, FJT_IP, 100, (u64)-1, ++fjt_insns));
 	TEST_ASSERT_VAL("still old", fjt_walk(q, 7, FJT_IP, 100, &op) == 1 &&
 			op == INTEL_PT_OP_JMP);
 	/* the fault's own TIP.PGE */
