@@ -87,9 +87,10 @@ for d in "$@"; do
 		decode "$n" "$d/perf-$v.data" "$w/$v" PERF_CONFIG=/dev/null
 		insns=$(cat "$w/$v.insns") errs=$(cat "$w/$v.errors") rc=$(cat "$w/$v.rc")
 		case $v in
-		adv) what="images at the end of their faults, interrupts: perf script decodes all $total instructions as executed" ;;
-		cpu) what="per-CPU on 2 CPUs, images at the end of their faults: perf script decodes every thread as executed" ;;
+		adv) what="images at the end of their faults, interrupts:" ;;
+		cpu) what="per-CPU on 2 CPUs, images at the end of their faults:" ;;
 		esac
+		what+=" perf script decodes all $total instructions as executed"
 		if [[ $rc == 0 && $errs == 0 ]] && matches "$w/$v"; then
 			ok "$n: $what"
 		else
@@ -102,8 +103,10 @@ for d in "$@"; do
 		decode "$n" "$d/perf-lost.data" "$w/lost" PERF_CONFIG=/dev/null
 		errs=$(cat "$w/lost.errors")
 		what="an exec fault image lost: perf warns of suspect instructions or shows errors"
-		if grep -q 'flowjit: warning: [1-9][0-9]* instructions' "$w/lost.err" || ((errs > 0)); then
-			ok "$n: $what ($(grep -o '[0-9]* suspect' "$w/lost.err" | head -n 1), $errs errors)"
+		warned=$(grep -c 'flowjit: warning: [1-9][0-9]* instructions' "$w/lost.err")
+		if ((warned > 0 || errs > 0)); then
+			sus=$(grep -o '[0-9]* suspect' "$w/lost.err" | head -n 1)
+			ok "$n: $what (${sus:-0 suspect}, $errs errors)"
 		else
 			sed 's/^/# /' "$w/lost.err" | head -n 4
 			not_ok "$n: $what"
