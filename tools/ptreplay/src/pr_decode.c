@@ -537,14 +537,15 @@ static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 	 * (a tie's floor can lag the real time as the clock does); without
 	 * MTC nothing bounds it, and the lookup time is taken
 	 */
-	hi = r->mtc_ticks ? pr_qres_time_max(r) : r->ltime;
-	if (hi < r->ltime)
-		hi = r->ltime;
-	if (rev != r->sus_rev || hi != r->sus_time) {
+	if (rev != r->sus_rev || r->ltime != r->sus_time || r->tsc != r->sus_tsc) {
 		int was = r->sus && rev == r->sus_rev;
 
+		hi = r->mtc_ticks ? pr_qres_time_max(r) : r->ltime;
+		if (hi < r->ltime)
+			hi = r->ltime;
 		r->sus_rev = rev;
-		r->sus_time = hi;
+		r->sus_time = r->ltime;
+		r->sus_tsc = r->tsc;
 		r->sus = flowjit_store_suspect(r->rp->store.fj, rev, hi) ||
 			 flowjit_tie_suspect(&r->tie, rev, r->time);
 		if (r->sus && !was) {

@@ -89,7 +89,7 @@ struct pr_qres {
 	size_t nsw, capsw;
 	uint64_t nsw_by[4];
 	const struct flowjit_rev *sus_rev;
-	uint64_t sus_time;
+	uint64_t sus_time, sus_tsc;	/* the lookup time and clock it is for */
 	int sus;
 	uint64_t nsuspect, nsuspect_runs;
 	/* The task now: space (pid) and tid. */
