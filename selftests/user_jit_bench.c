@@ -30,13 +30,25 @@
  *   luajit_ratio        Debian's LuaJIT running luajit_hot.lua (a hot loop,
  *                       5 passes of N iterations) the same way, on vs off.
  *
+ *   split PAGES         not a benchmark: where a tracked exec fault's time
+ *                       goes. With QEMU's instruction counting (run-guest
+ *                       -I) guest time counts instructions, and the
+ *                       function_graph tracer's durations are instruction
+ *                       counts. Three loops (tracked W^X and RWX exec
+ *                       faults, plain minor faults) run untraced, then
+ *                       traced with handle_mm_fault() alone, then with
+ *                       the functions of the snapshot path as well; the
+ *                       trace is printed ("T <pass> <line>") for
+ *                       scripts/bench-fault-split to add up.
+ *
  *   user_jit_bench [fault ROUNDS PAGES] [workload ROUNDS SITES]
- *                  [luajit ROUNDS N]
+ *                  [luajit ROUNDS N] [split PAGES]
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 
 #define SB_DATA_PAGES	8192	/* 32 MiB per CPU: room for stalls */
@@ -47,6 +59,8 @@
 #define EBPF_JIT	"/samples/ebpf-jit"
 #define LUAJIT		"/usr/bin/luajit"
 #define LUAJIT_HOT	"/selftests/flowjit/luajit_hot.lua"
+#define TRACEFS		"/sys/kernel/tracing"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static double now_ns(void)
 {
@@ -124,6 +138,44 @@ static uint64_t pfn_of(int pagemap, const void *p)
 	return (e & (1ULL << 63)) ? e & ((1ULL << 55) - 1) : 0;
 }
 
+/* write @val to the tracefs file @name; @append adds to it. 0 or -errno */
+static int tracefs_write(const char *name, const char *val, bool append)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", name);
+	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0) {
+		fprintf(stderr, "user_jit_bench: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	if (ret)
+		fprintf(stderr, "user_jit_bench: %s < \"%s\": %s\n", name, val,
+			strerror(-ret));
+	return ret;
+}
+
+/* split mode: the loop being traced, NULL when not tracing */
+static const char *split_phase;
+
+/* start (@on) or stop tracing the timed loop of split_phase */
+static void split_trace(bool on)
+{
+	if (!split_phase)
+		return;
+	if (on) {
+		/* a marker needs the ring buffer on */
+		tracefs_write("tracing_on", "1", false);
+		tracefs_write("trace_marker", split_phase, false);
+	} else {
+		tracefs_write("tracing_on", "0", false);
+	}
+}
+
 /*
  * Plain minor faults: @pages anonymous pages, written (allocated), then
  * write-protected by a fork() whose child exits at once; time one write
@@ -158,10 +210,12 @@ static double plain_faults(int pages, long *faults, int *moved)
 		_exit(0);
 	waitpid(pid, &status, 0);
 	f0 = minflt();
+	split_trace(true);
 	t0 = now_ns();
 	for (i = 0; i < pages; i++)
 		m[i * PAGE] = 2;
 	t = now_ns() - t0;
+	split_trace(false);
 	*faults = minflt() - f0;
 	*moved = 0;
 	for (i = 0; i < pages; i++)
@@ -199,10 +253,12 @@ static double exec_faults(int pages, bool rwx, long *faults)
 		exit(1);
 	}
 	f0 = minflt();
+	split_trace(true);
 	t0 = now_ns();
 	for (i = 0; i < pages; i++)
 		((void (*)(void))(m + i * PAGE))();
 	t = now_ns() - t0;
+	split_trace(false);
 	*faults = minflt() - f0;
 	munmap(m, pages * PAGE);
 	return t / pages;
@@ -301,6 +357,112 @@ static int bench_faults(int rounds, int pages)
 	printf("BENCH exec_fault_ratio %.3f ratio\n", median(wx_r, rounds));
 	printf("BENCH exec_fault_rwx_ratio %.3f ratio\n", median(rwx_r, rounds));
 	return 0;
+}
+
+/* the snapshot path of a tracked exec fault, callee after caller */
+static const char *const split_funcs[] = {
+	"handle_mm_fault", "flowjit_handle_exec_fault", "flowjit_csum",
+	"flowjit_emit", "perf_output_begin", "perf_output_copy",
+	"perf_output_end", "flush_tlb_mm_range",
+};
+
+/*
+ * Trace this task's faults with function_graph, filtered to the first
+ * @nfuncs of split_funcs (0: no tracing), through the three loops; print
+ * ns per page of each and, if traced, the trace. Returns 0 or 1.
+ */
+static int split_pass(int pass, int nfuncs, int pages)
+{
+	static const char *const phase[] = { "exec", "rwx", "plain" };
+	char buf[4096], pid[32];
+	long f;
+	int i, mv, fd;
+	ssize_t n;
+	double t;
+
+	if (nfuncs) {
+		if (tracefs_write("current_tracer", "nop", false) ||
+		    tracefs_write("set_ftrace_filter", "", false))
+			return 1;
+		for (i = 0; i < nfuncs; i++)
+			if (tracefs_write("set_ftrace_filter", split_funcs[i],
+					  true))
+				printf("# split: cannot trace %s\n",
+				       split_funcs[i]);
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		/* funcgraph-tail is the tracer's: set after it */
+		if (tracefs_write("tracing_on", "0", false) ||
+		    tracefs_write("set_ftrace_pid", pid, false) ||
+		    tracefs_write("trace_clock", "local", false) ||
+		    tracefs_write("current_tracer", "function_graph", false) ||
+		    tracefs_write("trace_options", "funcgraph-tail", false) ||
+		    tracefs_write("trace", "", false))
+			return 1;
+	}
+	for (i = 0; i < 3; i++) {
+		split_phase = nfuncs ? phase[i] : NULL;
+		if (i == 2)
+			t = plain_faults(pages, &f, &mv);
+		else
+			t = exec_faults(pages, i == 1, &f);
+		split_phase = NULL;
+		printf("# split pass %d %s: %d pages, %ld faults, %.0f ns/page\n",
+		       pass, phase[i], pages, f, t);
+	}
+	if (!nfuncs)
+		return 0;
+	fd = open(TRACEFS "/trace", O_RDONLY);
+	if (fd < 0)
+		return 1;
+	f = 0;
+	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		char *line = buf, *nl;
+
+		buf[n] = 0;
+		/* tracefs returns whole lines per read */
+		while ((nl = strchr(line, '\n'))) {
+			*nl = 0;
+			if (line[0] != '#')
+				printf("T %d %s\n", pass, line);
+			line = nl + 1;
+		}
+	}
+	close(fd);
+	tracefs_write("current_tracer", "nop", false);
+	return 0;
+}
+
+static int bench_split(int pages)
+{
+	struct perf_event_attr attr;
+	struct count c = { 0 };
+	struct sb sb;
+	long f;
+	int mv, ret;
+
+	if (access(TRACEFS "/trace", F_OK) &&
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
+		perror("mount tracefs");
+		return 1;
+	}
+	sb_attr_init(&attr);
+	attr.flowjit = 1;
+	attr.exclude_kernel = 1;
+	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 2;
+	if (sb_open_task(&sb, &attr, 0)) {
+		perror("perf_event_open(flowjit, self)");
+		return 1;
+	}
+	exec_faults(pages, false, &f);	/* warm up */
+	plain_faults(pages, &f, &mv);
+	ret = split_pass(0, 0, pages) ||
+	      split_pass(1, 1, pages) ||
+	      split_pass(2, ARRAY_SIZE(split_funcs), pages);
+	sb_drain(&sb, count_rec, &c);
+	printf("# split: %lu snapshots, %llu lost\n", c.images,
+	       (unsigned long long)lost(&sb));
+	sb_close(&sb);
+	return ret;
 }
 
 /* rusage of the last workload() child, and of its consumer */
@@ -496,10 +658,16 @@ int main(int argc, char **argv)
 		int rounds = i + 1 < argc ? atoi(argv[i + 1]) : 0;
 		int n = i + 2 < argc ? atoi(argv[i + 2]) : 0;
 
+		if (!strcmp(argv[i], "split") && rounds > 0) {
+			ret |= bench_split(rounds);
+			i++;
+			continue;
+		}
+
 		if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
 			fprintf(stderr, "usage: %s [fault ROUNDS PAGES] ",
 				argv[0]);
-			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N]\n");
+			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N] [split PAGES]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "fault"))
