@@ -667,7 +667,8 @@ int main(int argc, char **argv)
 		if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
 			fprintf(stderr, "usage: %s [fault ROUNDS PAGES] ",
 				argv[0]);
-			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N] [split PAGES]\n");
+			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N] ");
+			fprintf(stderr, "[split PAGES]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "fault"))
