@@ -41,10 +41,20 @@
  *                       trace is printed ("T <pass> <line>") for
  *                       scripts/bench-fault-split to add up.
  *
+ *   bytes_over_changed_sample, bytes_over_changed_luajit  not a cost:
+ *                       code bytes recorded per revision of a user JIT
+ *                       page minus the bytes that changed since the
+ *                       page's last revision (the first: since zeros),
+ *                       over samples/ebpf-jit's rewrite scenario (--count
+ *                       K) and over LuaJIT's hot loop (N iterations);
+ *                       beside them the bytes a delta cut in blocks of
+ *                       8..256 bytes would carry.
+ *
  *   user_jit_bench [fault ROUNDS PAGES] [workload ROUNDS SITES]
- *                  [luajit ROUNDS N] [split PAGES]
+ *                  [luajit ROUNDS N] [split PAGES] [delta K N]
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <time.h>
@@ -94,9 +104,64 @@ static double median(const double *in, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* block sizes a delta record could be cut in, for delta_note() */
+static const unsigned int delta_blocks[] = { 8, 16, 32, 64, 128, 256 };
+#define NBLOCKS	ARRAY_SIZE(delta_blocks)
+
+/*
+ * What a revision of a user JIT page changed since the page's last one
+ * (the first: since zero-filled memory), over a run's snapshots.
+ */
+struct delta_stats {
+	struct delta_page {
+		uint64_t asid, addr;
+		uint8_t bytes[PAGE];
+	} *pages;
+	size_t npages;
+	unsigned long revs;
+	uint64_t code, changed, headers;
+	uint64_t in_blocks[NBLOCKS];	/* bytes in changed blocks */
+};
+
 struct count {
 	unsigned long images, retires, other;
+	struct delta_stats *ds;		/* or NULL */
 };
+
+/* @bytes are the new revision of the page at (@asid, @addr) */
+static void delta_note(struct delta_stats *ds, uint64_t asid, uint64_t addr,
+		       const uint8_t *bytes, uint64_t headers)
+{
+	struct delta_page *pg = NULL, *grown;
+	unsigned int g, i, k;
+	size_t j;
+
+	for (j = 0; j < ds->npages && !pg; j++)
+		if (ds->pages[j].asid == asid && ds->pages[j].addr == addr)
+			pg = &ds->pages[j];
+	if (!pg) {
+		grown = realloc(ds->pages, (ds->npages + 1) * sizeof(*pg));
+		if (!grown)
+			return;
+		ds->pages = grown;
+		pg = &ds->pages[ds->npages++];
+		memset(pg, 0, sizeof(*pg));
+		pg->asid = asid;
+		pg->addr = addr;
+	}
+	ds->revs++;
+	ds->code += PAGE;
+	ds->headers += headers;
+	for (i = 0; i < PAGE; i++)
+		ds->changed += bytes[i] != pg->bytes[i];
+	for (k = 0; k < NBLOCKS; k++) {
+		g = delta_blocks[k];
+		for (i = 0; i < PAGE; i += g)
+			if (memcmp(bytes + i, pg->bytes + i, g))
+				ds->in_blocks[k] += g;
+	}
+	memcpy(pg->bytes, bytes, PAGE);
+}
 
 static void count_rec(const struct perf_event_header *hdr,
 		      const struct flowjit_sample_id *id, void *arg)
@@ -116,6 +181,10 @@ static void count_rec(const struct perf_event_header *hdr,
 		c->retires++;
 	else if (ch.rec.chunk_off == 0)
 		c->images++;
+	if (c->ds && ch.rec.op == FLOWJIT_OP_IMAGE && ch.rec.len == PAGE &&
+	    ch.rec.chunk_len == PAGE)
+		delta_note(c->ds, ch.rec.asid, ch.rec.addr, ch.bytes,
+			   hdr->size - ch.rec.chunk_len);
 }
 
 static uint64_t lost(struct sb *sb)
@@ -515,7 +584,7 @@ static double workload(char *const argv[], bool flowjit, struct count *c,
 		pfd[i].fd = sb.ring[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, offsetof(struct count, ds));
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = now_ns();
 	if (write(go[1], "g", 1) != 1)
@@ -635,6 +704,65 @@ static int bench_workload(int rounds, int sites)
 	return bench_on_off("jit_workload", argv, rounds, sites);
 }
 
+/*
+ * Record @argv with flowjit and print what its user JIT revisions
+ * changed: BENCH bytes_over_changed_@name, the code bytes recorded per
+ * revision minus the bytes that changed (record headers not counted;
+ * their bytes per record are printed beside), and the bytes a delta cut
+ * in blocks of each size would carry.
+ */
+static int delta_run(const char *name, char *const argv[])
+{
+	struct delta_stats ds = { 0 };
+	struct count c = { .ds = &ds };
+	uint64_t nlost;
+	unsigned int k;
+	double n;
+
+	if (workload(argv, true, &c, &nlost) < 0 || nlost || !ds.revs) {
+		fprintf(stderr, "user_jit_bench: %s: %llu lost, %lu revisions\n",
+			name, (unsigned long long)nlost, ds.revs);
+		free(ds.pages);
+		return 1;
+	}
+	n = ds.revs;
+	printf("# delta %s: %lu revisions of %zu pages: %llu code bytes,",
+	       name, ds.revs, ds.npages, (unsigned long long)ds.code);
+	printf(" %llu changed (%.1f a revision), %.1f header bytes a record\n",
+	       (unsigned long long)ds.changed, ds.changed / n, ds.headers / n);
+	printf("# delta %s: bytes a revision in changed blocks of", name);
+	for (k = 0; k < NBLOCKS; k++)
+		printf(" %u: %.1f", delta_blocks[k], ds.in_blocks[k] / n);
+	printf("\n");
+	printf("BENCH bytes_over_changed_%s %.1f bytes\n", name,
+	       (ds.code - ds.changed) / n);
+	free(ds.pages);
+	return 0;
+}
+
+/* the sample JIT's rewrite scenario and LuaJIT's hot loop */
+static int bench_delta(int count, int n)
+{
+	char k[16], num[16];
+	char *sample[5] = { EBPF_JIT, "--count", k, "rewrite", NULL };
+	char *luajit[6] = { LUAJIT, LUAJIT_HOT, "-", "5", num, NULL };
+	int ret = 0;
+
+	snprintf(k, sizeof(k), "%d", count);
+	snprintf(num, sizeof(num), "%d", n);
+	if (access(EBPF_JIT, X_OK))
+		printf("# %s not installed: no bytes_over_changed_sample\n",
+		       EBPF_JIT);
+	else
+		ret |= delta_run("sample", sample);
+	if (access(LUAJIT, X_OK))
+		printf("# %s not installed: no bytes_over_changed_luajit\n",
+		       LUAJIT);
+	else
+		ret |= delta_run("luajit", luajit);
+	return ret;
+}
+
 /* LuaJIT's hot loop (luajit_hot.lua), @n iterations, 5 passes */
 static int bench_luajit(int rounds, int n)
 {
@@ -664,11 +792,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 
-		if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
+		if (rounds < 1 || n < 1 ||
+		    (rounds > MAX_ROUNDS && strcmp(argv[i], "delta"))) {
 			fprintf(stderr, "usage: %s [fault ROUNDS PAGES] ",
 				argv[0]);
 			fprintf(stderr, "[workload ROUNDS SITES] [luajit ROUNDS N] ");
-			fprintf(stderr, "[split PAGES]\n");
+			fprintf(stderr, "[split PAGES] [delta K N]\n");
 			return 2;
 		}
 		if (!strcmp(argv[i], "fault"))
@@ -677,12 +806,14 @@ int main(int argc, char **argv)
 			ret |= bench_workload(rounds, n);
 		else if (!strcmp(argv[i], "luajit"))
 			ret |= bench_luajit(rounds, n);
+		else if (!strcmp(argv[i], "delta"))
+			ret |= bench_delta(rounds, n);
 		else
 			return 2;
 		i += 2;
 	}
 	if (argc == 1)
 		ret = bench_faults(9, 256) | bench_luajit(5, 2000000) |
-		      bench_workload(3, 60000);
+		      bench_workload(3, 60000) | bench_delta(64, 2000000);
 	return ret;
 }
