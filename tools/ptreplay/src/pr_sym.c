@@ -389,6 +389,25 @@ static void pr_dwarf_call_site(Dwarf_Die *cu, Dwarf_Die *die,
 		*file = dwarf_filesrc(files, v, NULL, NULL);
 }
 
+/* The scopes holding @addr in @cu, innermost first, as nested in the
+ * code: after an inlined subroutine dwarf_getscopes() goes on with the
+ * scopes of its abstract definition, so take the innermost scope's real
+ * parents (dwarf_getscopes_die()).  Returns their number (*@scopes
+ * malloc'd), 0 or -1 if none.
+ */
+static int pr_dwarf_scopes(Dwarf_Die *cu, uint64_t addr, Dwarf_Die **scopes)
+{
+	Dwarf_Die inner;
+	int n = dwarf_getscopes(cu, addr, scopes);
+
+	if (n <= 0)
+		return n;
+	inner = (*scopes)[0];
+	free(*scopes);
+	*scopes = NULL;
+	return dwarf_getscopes_die(&inner, scopes);
+}
+
 /* The line text of @addr (see pr_elf_lines()) into @out, "" if none. */
 static void pr_dwarf_text(Dwarf *dw, uint64_t addr, char *out, size_t size)
 {
@@ -406,7 +425,7 @@ static void pr_dwarf_text(Dwarf *dw, uint64_t addr, char *out, size_t size)
 		file = dwarf_linesrc(l, NULL, NULL);
 		dwarf_lineno(l, &line);
 	}
-	n = dwarf_getscopes(&cu, addr, &scopes);
+	n = pr_dwarf_scopes(&cu, addr, &scopes);
 	for (i = 0; i < n && len < size; ++i) {
 		int tag = dwarf_tag(&scopes[i]);
 		const char *name;
@@ -444,7 +463,7 @@ static void pr_dwarf_func(Dwarf *dw, const struct pr_sym *s, char *out,
 	snprintf(out, size, "%s", s->name);
 	if (!dwarf_addrdie(dw, s->addr, &cu))
 		return;
-	n = dwarf_getscopes(&cu, s->addr, &scopes);
+	n = pr_dwarf_scopes(&cu, s->addr, &scopes);
 	for (i = 0; i < n; ++i)
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
 			file = dwarf_decl_file(&scopes[i]);
