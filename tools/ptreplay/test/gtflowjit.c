@@ -247,6 +247,11 @@ int main(int argc, char **argv)
 	}
 	if (status < 0 || pdata_write_end(&w) || fclose(out))
 		return 1;
+	pdata_close(&pd);
+	for (i = 0; i < ncode; ++i)
+		if (code[i].data != code[i].c->data)
+			free((void *)code[i].data);
+	free(gt);
 	printf("gtflowjit: %d snapshots and rewrites of %zu added as flowjit "
 	       "images\n", added, ncode);
 	return 0;

@@ -283,11 +283,12 @@ fi
 # ptsynth on this host writes no flowjit records: test/gtflowjit adds the
 # images a flowjit kernel would (the snapshot at mprotect(PROT_EXEC), and
 # the in-place rewrite found in the executed bytes), timed by the tracer's
-# TSC with MTC so that the decoder's time tells the revisions apart.
+# TSC with MTC (every 2^9 crystal ticks) so that the decoder's time tells
+# the revisions apart.
 if [[ -x $ptsynth && -x $bin/prog-jitmap && -x $bin/gtflowjit ]]; then
 	mkdir -p "$tmp/maps"
 	if "$ptsynth" record -o "$tmp/jm.raw" -g "$tmp/jm.gt" -- "$bin/prog-jitmap" "$tmp/maps" > /dev/null 2> "$tmp/rec.err" &&
-	   "$ptsynth" synth -g "$tmp/jm.gt" -o "$tmp/jm.tsc" --timing=tsc --mtc=3 > /dev/null 2>&1 &&
+	   "$ptsynth" synth -g "$tmp/jm.gt" -o "$tmp/jm.tsc" --timing=tsc --mtc=9 > /dev/null 2>&1 &&
 	   "$bin/gtflowjit" "$tmp/jm.gt" "$tmp/jm.tsc" "$tmp/jm.data" > "$tmp/gtfj.out" 2>&1; then
 		ok "ptreplay names: ptsynth records a JIT that writes its perf map, with flowjit images of its page"
 		diag "names: $(cat "$tmp/gtfj.out")"
