@@ -306,6 +306,24 @@ if [[ -x $ptsynth && -x $bin/prog-jitmap && -x $bin/gtflowjit ]]; then
 			fail "ptreplay names: calls into JIT code are named from the perf map; the rewritten function is marked [stale]" \
 				"got: $got" "want: $want"
 		fi
+		# the jitdump: TSC times converted as the trace's pick the load
+		# live at each call; bytes differing from flowjit's are stale
+		jd=$(echo "$tmp"/maps/jit-*.dump)
+		status_is "ptreplay names: --calls with the JIT's jitdump decodes with status 0" 0 \
+			decode -i "$tmp/jm.data" --calls --perf-map-dir '' --jitdump "$jd"
+		got=$(grep -o -- "-> jit_[a-z_0-9]*+0x[0-9a-f]*\( \[stale\]\)\?" "$tmp/out" | tr '\n' '|')
+		want="-> jit_one+0x0|-> jit_two+0x0|-> jit_one_v2+0x0|"
+		if [[ $got == "$want" ]]; then
+			ok "ptreplay names: the jitdump names each call by the load live at its time (jit_one, then jit_one_v2)"
+		else
+			fail "ptreplay names: the jitdump names each call by the load live at its time (jit_one, then jit_one_v2)" \
+				"got: $got" "want: $want"
+		fi
+		cp "$jd" "$tmp/tampered.dump"
+		printf '\x07' | dd of="$tmp/tampered.dump" bs=1 seek=$(( $(stat -c %s "$jd") - 5 )) conv=notrunc 2> /dev/null
+		run decode -i "$tmp/jm.data" --calls --perf-map-dir '' --jitdump "$tmp/tampered.dump"
+		check "ptreplay names: a jitdump load whose bytes differ from flowjit's revision is marked [stale]" \
+			bash -c "grep -q -- '-> jit_one_v2+0x0 \[stale\]' '$tmp/out' && grep -q -- '-> jit_one+0x0\$' '$tmp/out'"
 		run decode -i "$tmp/jm.data" --profile --perf-map-dir "$tmp/maps"
 		check "ptreplay names: --profile counts jit_one, jit_two and the stale jit_one apart" \
 			bash -c "grep -qE '^ +2 .* jit_one  ' '$tmp/out' && grep -qE '^ +2 .* jit_two  ' '$tmp/out' && grep -qE '^ +2 .* jit_one \[stale\] ' '$tmp/out'"
@@ -338,7 +356,7 @@ if [[ -x $ptsynth && -x $bin/prog-jitmap && -x $bin/gtflowjit ]]; then
 			grep -q "call   main+0x[0-9a-f]* (prog-jitmap.c:[0-9]*) -> " "$tmp/out"
 		run decode -i "$tmp/jm.data" --profile --lines
 		check "ptreplay names: --lines names profile functions with where they are declared" \
-			grep -qE "^ +[0-9]+ +[0-9.]+  prog_outer \(prog-jitmap.c:27\) " "$tmp/out"
+			grep -qE "^ +[0-9]+ +[0-9.]+  prog_outer \(prog-jitmap.c:28\) " "$tmp/out"
 	else
 		fail "ptreplay names: ptsynth records a JIT that writes its perf map, with flowjit images of its page" \
 			"$(tail -2 "$tmp/rec.err")" "$(cat "$tmp/gtfj.out" 2>/dev/null)"
@@ -356,7 +374,7 @@ else
 	cp "$tmp/jit.data" "$tmp/corpus/"
 	[[ -f $tmp/loopcpu.data ]] && cp "$tmp/loopcpu.data" "$tmp/corpus/"
 	# seeds of the perf map and jitdump parsers
-	cp "$tmp"/maps/perf-*.map "$tmp/corpus/" 2> /dev/null
+	cp "$tmp"/maps/perf-*.map "$tmp"/maps/jit-*.dump "$tmp/corpus/" 2> /dev/null
 	python3 - "$tmp/corpus/seed.dump" <<'PY'
 import struct, sys
 def rec(kind, t, body):

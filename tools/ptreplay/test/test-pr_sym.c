@@ -105,9 +105,9 @@ static struct prt_result lines_and_inlined_frames(void)
 		snprintf(buf, sizeof(buf), "prog_outer+0x%" PRIx64,
 			 a - s->addr);
 		fn = pr_elf_lines(elf, a, s, buf, sizeof(buf));
-		prt_str_eq(fn, "prog_outer (prog-jitmap.c:27)");
-		if (strstr(buf, " (prog_step at prog-jitmap.c:23, inlined in "
-			   "prog_outer at prog-jitmap.c:32)"))
+		prt_str_eq(fn, "prog_outer (prog-jitmap.c:28)");
+		if (strstr(buf, " (prog_step at prog-jitmap.c:24, inlined in "
+			   "prog_outer at prog-jitmap.c:33)"))
 			inlined += 1;
 		else if (strstr(buf, " (prog-jitmap.c:"))
 			plain += 1;
