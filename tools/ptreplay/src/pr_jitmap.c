@@ -20,7 +20,7 @@
 #define JD_MAGIC		0x4A695444u	/* "JiTD" as a native u32 */
 #define JD_MAGIC_SWAPPED	0x4454694Au
 #define JD_HEADER_SIZE		40
-#define JD_REC_SIZE		16		/* id, total_size, timestamp */
+#define JD_REC_SIZE		16	/* id, total_size, timestamp */
 #define JD_LOAD_SIZE		40		/* pid .. code_index */
 #define JD_MOVE_SIZE		48		/* pid .. code_index */
 #define JD_FLAGS_ARCH_TIMESTAMP	1ull
@@ -115,7 +115,7 @@ out_oom:
 	return NULL;
 }
 
-static int pr_jitsym_cmp(const void *a, const void *b)
+static int pr_jitmap_sym_cmp(const void *a, const void *b)
 {
 	const struct pr_jitsym *x = a, *y = b;
 
@@ -138,7 +138,7 @@ static int pr_jitmap_finish(struct pr_jitmap *map)
 
 	if (!map->nsym)
 		return 0;
-	qsort(map->sym, map->nsym, sizeof(*map->sym), pr_jitsym_cmp);
+	qsort(map->sym, map->nsym, sizeof(*map->sym), pr_jitmap_sym_cmp);
 	map->max_end = malloc(map->nsym * sizeof(*map->max_end));
 	if (!map->max_end)
 		return -1;
@@ -252,7 +252,7 @@ out_free:
 	return NULL;
 }
 
-static uint32_t pr_jd_u32(const uint8_t *p)
+static uint32_t pr_jitmap_u32(const uint8_t *p)
 {
 	uint32_t v;
 
@@ -260,7 +260,7 @@ static uint32_t pr_jd_u32(const uint8_t *p)
 	return v;
 }
 
-static uint64_t pr_jd_u64(const uint8_t *p)
+static uint64_t pr_jitmap_u64(const uint8_t *p)
 {
 	uint64_t v;
 
@@ -271,7 +271,7 @@ static uint64_t pr_jd_u64(const uint8_t *p)
 /* A JIT_CODE_LOAD record body @b of @n bytes at time @t.
  * Returns 0, -1 if out of memory.
  */
-static int pr_jd_load(struct pr_jitmap *map, const uint8_t *b, size_t n,
+static int pr_jitmap_load(struct pr_jitmap *map, const uint8_t *b, size_t n,
 		      uint64_t t)
 {
 	const uint8_t *name = b + JD_LOAD_SIZE, *nul;
@@ -281,8 +281,8 @@ static int pr_jd_load(struct pr_jitmap *map, const uint8_t *b, size_t n,
 
 	if (n < JD_LOAD_SIZE + 1)
 		goto out_malformed;
-	addr = pr_jd_u64(b + 16);
-	size = pr_jd_u64(b + 24);
+	addr = pr_jitmap_u64(b + 16);
+	size = pr_jitmap_u64(b + 24);
 	nul = memchr(name, 0, n - JD_LOAD_SIZE);
 	if (!nul || size > n - (size_t)(nul + 1 - b))
 		goto out_malformed;
@@ -290,9 +290,9 @@ static int pr_jd_load(struct pr_jitmap *map, const uint8_t *b, size_t n,
 			  (size_t)(nul - name), &oom);
 	if (!s)
 		return oom ? -1 : 0;
-	s->pid = pr_jd_u32(b);
+	s->pid = pr_jitmap_u32(b);
 	s->time = t;
-	s->index = pr_jd_u64(b + 32);
+	s->index = pr_jitmap_u64(b + 32);
 	s->code = nul + 1;
 	return 0;
 
@@ -305,7 +305,7 @@ out_malformed:
  * such load, at its old address) is at the new address from @t on.
  * Returns 0, -1 if out of memory.
  */
-static int pr_jd_move(struct pr_jitmap *map, const uint8_t *b, size_t n,
+static int pr_jitmap_move(struct pr_jitmap *map, const uint8_t *b, size_t n,
 		      uint64_t t)
 {
 	uint64_t from, to, size, index;
@@ -317,10 +317,10 @@ static int pr_jd_move(struct pr_jitmap *map, const uint8_t *b, size_t n,
 		map->st.malformed += 1;
 		return 0;
 	}
-	from = pr_jd_u64(b + 16);
-	to = pr_jd_u64(b + 24);
-	size = pr_jd_u64(b + 32);
-	index = pr_jd_u64(b + 40);
+	from = pr_jitmap_u64(b + 16);
+	to = pr_jitmap_u64(b + 24);
+	size = pr_jitmap_u64(b + 32);
+	index = pr_jitmap_u64(b + 40);
 	for (i = map->nsym; i-- > 0;)
 		if (map->sym[i].index == index && map->sym[i].start == from &&
 		    map->sym[i].end - map->sym[i].start == size) {
@@ -336,7 +336,7 @@ static int pr_jd_move(struct pr_jitmap *map, const uint8_t *b, size_t n,
 	if (!s)
 		return oom ? -1 : 0;
 	old = &map->sym[i];	/* pr_jitmap_add() may move sym */
-	s->pid = pr_jd_u32(b);
+	s->pid = pr_jitmap_u32(b);
 	s->time = t;
 	s->index = index;
 	s->code = old->code;
@@ -355,14 +355,14 @@ struct pr_jitmap *pr_jitmap_jitdump(const uint8_t *buf, size_t size,
 
 	if (!buf || size < JD_HEADER_SIZE) {
 		why = "shorter than a jitdump header";
-	} else if (pr_jd_u32(buf) == JD_MAGIC_SWAPPED) {
+	} else if (pr_jitmap_u32(buf) == JD_MAGIC_SWAPPED) {
 		why = "a jitdump of the other byte order (not supported)";
-	} else if (pr_jd_u32(buf) != JD_MAGIC) {
+	} else if (pr_jitmap_u32(buf) != JD_MAGIC) {
 		why = "not a jitdump (bad magic)";
-	} else if (pr_jd_u32(buf + 4) != 1) {
+	} else if (pr_jitmap_u32(buf + 4) != 1) {
 		why = "jitdump version is not 1";
 	} else {
-		hsize = pr_jd_u32(buf + 8);
+		hsize = pr_jitmap_u32(buf + 8);
 		if (hsize < JD_HEADER_SIZE || hsize > size)
 			why = "bad jitdump header size";
 	}
@@ -370,7 +370,7 @@ struct pr_jitmap *pr_jitmap_jitdump(const uint8_t *buf, size_t size,
 		*err = why;
 	if (why)
 		return NULL;
-	map = pr_jitmap_alloc(pr_jd_u32(buf + 20), 1);
+	map = pr_jitmap_alloc(pr_jitmap_u32(buf + 20), 1);
 	if (!map)
 		return NULL;
 	map->buf = malloc(size);
@@ -378,7 +378,7 @@ struct pr_jitmap *pr_jitmap_jitdump(const uint8_t *buf, size_t size,
 		goto out_free;
 	memcpy(map->buf, buf, size);
 	map->size = size;
-	flags = pr_jd_u64(buf + 32);
+	flags = pr_jitmap_u64(buf + 32);
 	off = hsize;
 	while (off < size) {
 		const uint8_t *r = map->buf + off;
@@ -390,9 +390,9 @@ struct pr_jitmap *pr_jitmap_jitdump(const uint8_t *buf, size_t size,
 			map->st.truncated += 1;
 			break;
 		}
-		id = pr_jd_u32(r);
-		rsize = pr_jd_u32(r + 4);
-		t = pr_jd_u64(r + 8);
+		id = pr_jitmap_u32(r);
+		rsize = pr_jitmap_u32(r + 4);
+		t = pr_jitmap_u64(r + 8);
 		if (rsize < JD_REC_SIZE) {
 			/* no way to the next record */
 			map->st.malformed += 1;
@@ -405,10 +405,10 @@ struct pr_jitmap *pr_jitmap_jitdump(const uint8_t *buf, size_t size,
 		if ((flags & JD_FLAGS_ARCH_TIMESTAMP) && tsc_to_time)
 			t = tsc_to_time(ctx, t);
 		if (id == JD_CODE_LOAD)
-			status = pr_jd_load(map, r + JD_REC_SIZE,
+			status = pr_jitmap_load(map, r + JD_REC_SIZE,
 					    rsize - JD_REC_SIZE, t);
 		else if (id == JD_CODE_MOVE)
-			status = pr_jd_move(map, r + JD_REC_SIZE,
+			status = pr_jitmap_move(map, r + JD_REC_SIZE,
 					    rsize - JD_REC_SIZE, t);
 		else
 			map->st.other += 1;
@@ -477,14 +477,14 @@ static int pr_jitmap_each(const struct pr_jitmap *map, uint64_t ip,
 	return 0;
 }
 
-struct pr_jd_pick {
+struct pr_jitmap_dpick {
 	uint64_t time;
 	const struct pr_jitsym *at, *after;
 };
 
-static int pr_jd_pick_one(const struct pr_jitsym *s, void *arg)
+static int pr_jitmap_dpick_one(const struct pr_jitsym *s, void *arg)
 {
-	struct pr_jd_pick *pk = arg;
+	struct pr_jitmap_dpick *pk = arg;
 
 	if (s->time <= pk->time && s->t_end > pk->time) {
 		if (!pk->at || s->time > pk->at->time ||
@@ -502,11 +502,11 @@ static int pr_jd_pick_one(const struct pr_jitsym *s, void *arg)
 const struct pr_jitsym *pr_jitmap_dump_at(const struct pr_jitmap *map,
 					  uint64_t ip, uint64_t time)
 {
-	struct pr_jd_pick pk = { .time = time };
+	struct pr_jitmap_dpick pk = { .time = time };
 
 	if (!map || !map->nsym)
 		return NULL;
-	pr_jitmap_each(map, ip, pr_jd_pick_one, &pk);
+	pr_jitmap_each(map, ip, pr_jitmap_dpick_one, &pk);
 	return pk.at ? pk.at : pk.after;
 }
 
@@ -639,16 +639,16 @@ static uint32_t pr_jitmap_c(const struct pr_jitmap *map,
 	return e->c;
 }
 
-struct pr_map_pick {
+struct pr_jitmap_mpick {
 	const struct pr_jitmap *map;
 	const struct pr_region *views, *rgn;
 	size_t n;
 	const struct pr_jitsym *exact, *later, *last;
 };
 
-static int pr_map_pick_one(const struct pr_jitsym *s, void *arg)
+static int pr_jitmap_mpick_one(const struct pr_jitsym *s, void *arg)
 {
-	struct pr_map_pick *pk = arg;
+	struct pr_jitmap_mpick *pk = arg;
 	uint32_t c;
 
 	if (!pk->last || s->order > pk->last->order)
@@ -674,14 +674,14 @@ const struct pr_jitsym *pr_jitmap_map_at(const struct pr_jitmap *map,
 					 size_t n, const struct pr_region *rgn,
 					 uint64_t ip, int *stale)
 {
-	struct pr_map_pick pk = {
+	struct pr_jitmap_mpick pk = {
 		.map = map, .views = views, .n = n, .rgn = rgn,
 	};
 
 	*stale = 0;
 	if (!map || !map->nsym)
 		return NULL;
-	pr_jitmap_each(map, ip, pr_map_pick_one, &pk);
+	pr_jitmap_each(map, ip, pr_jitmap_mpick_one, &pk);
 	if (pk.exact)
 		return pk.exact;
 	if (pk.later)

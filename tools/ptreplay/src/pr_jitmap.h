@@ -44,11 +44,11 @@ struct pr_region;
 struct pr_jitsym {
 	uint64_t start, end;	/* [start, end) */
 	uint64_t time;		/* jitdump: load or move, perf time */
-	uint64_t t_end;		/* jitdump: moved away at (else UINT64_MAX) */
+	uint64_t t_end;		/* jitdump: moved away (else UINT64_MAX) */
 	uint64_t order;		/* position in the file */
 	uint64_t index;		/* jitdump: code_index */
 	uint32_t pid;
-	uint32_t gen;		/* perf map: earlier lines overlapping it */
+	uint32_t gen;		/* perf map: earlier lines overlapping */
 	const uint8_t *code;	/* jitdump: end - start bytes, else NULL */
 	char *name;		/* "name" */
 	char *stale;		/* "name [stale]" */
@@ -59,10 +59,10 @@ struct pr_jitmap_stats {
 	uint64_t entries;	/* kept */
 	uint64_t malformed;	/* lines or records that do not parse */
 	uint64_t truncated;	/* records cut off by the end of the file */
-	uint64_t huge;		/* larger than PR_JITMAP_MAX_SIZE: dropped */
+	uint64_t huge;		/* over PR_JITMAP_MAX_SIZE: dropped */
 	uint64_t dropped;	/* beyond PR_JITMAP_MAX_ENTRIES */
 	uint64_t moves_unmatched; /* JIT_CODE_MOVE of unknown code */
-	uint64_t other;		/* jitdump debug/unwind/close/unknown records */
+	uint64_t other;		/* jitdump debug/unwind/close/unknown */
 };
 
 /* One perf map or jitdump of one process. */

@@ -31,7 +31,7 @@
 struct gtcode {
 	const struct gt_code *c;
 	const uint8_t *data;	/* c->data, or a rewrite's bytes */
-	uint64_t time;		/* a rewrite's perf time; 0: the MMAP2's */
+	uint64_t time;		/* a rewrite's perf time, 0: MMAP2's */
 	int used;
 };
 

@@ -119,7 +119,7 @@ static struct prt_result perfmap_overlapping(void)
 {
 	static const char text[] = "1000 100 a\n"
 				   "5000 10 other\n"
-				   "1000 100 b\n"	/* the same range again */
+				   "1000 100 b\n"	/* the same range */
 				   "1080 100 c\n"	/* overlaps both */
 				   "1000 10 d\n";	/* inside a and b */
 	struct pr_jitmap *m = pr_jitmap_perfmap(text, sizeof(text) - 1, 1);

@@ -162,7 +162,8 @@ int main(void)
 	prt_run(suite, "pr_sym: file offsets translate through PT_LOAD",
 		offsets);
 	prt_run(suite, "pr_sym: --lines gives file:line and the inlined "
-		"frames of a -g program (libdw), cached", lines_and_inlined_frames);
+		"frames of a -g program (libdw), cached",
+		lines_and_inlined_frames);
 	prt_run(suite, "pr_sym: --lines leaves names alone without DWARF",
 		lines_without_dwarf);
 	return prt_exit(&suite);
