@@ -26,6 +26,9 @@ enum pr_cli_id {
 	PR_OPT_VMLINUX,
 	PR_OPT_NO_TEXT_POKE,
 	PR_OPT_NO_TIE,
+	PR_OPT_PERF_MAP_DIR,
+	PR_OPT_JITDUMP,
+	PR_OPT_LINES,
 	PR_OPT_HELP,
 };
 
@@ -80,6 +83,13 @@ static const struct pr_cli_opt pr_cli_opts[] = {
 	{ "no-tie", 0, NULL, PR_OPT_NO_TIE, PR_SEC_OPTION,
 	  "pick flowjit revisions by time only, not tied\n"
 	  "to the exec faults the trace shows" },
+	{ "perf-map-dir", 0, "DIR", PR_OPT_PERF_MAP_DIR, PR_SEC_OPTION,
+	  "name JIT code from DIR/perf-PID.map (default\n"
+	  "/tmp; '' reads none)" },
+	{ "jitdump", 0, "FILE", PR_OPT_JITDUMP, PR_SEC_OPTION,
+	  "name JIT code from the jitdump FILE" },
+	{ "lines", 0, NULL, PR_OPT_LINES, PR_SEC_OPTION,
+	  "add file:line and inlined frames to names (DWARF)" },
 	{ "help", 'h', NULL, PR_OPT_HELP, PR_SEC_OPTION, "this text" },
 };
 
@@ -223,6 +233,15 @@ static enum pr_cli_result pr_cli_set(struct pr_replay_opts *opts,
 	case PR_OPT_NO_TIE:
 		opts->no_tie = 1;
 		break;
+	case PR_OPT_PERF_MAP_DIR:
+		opts->perf_map_dir = value;
+		break;
+	case PR_OPT_JITDUMP:
+		opts->jitdump = value;
+		break;
+	case PR_OPT_LINES:
+		opts->lines = 1;
+		break;
 	case PR_OPT_HELP:
 		pr_cli_usage(out);
 		return PR_CLI_DONE;
@@ -244,6 +263,7 @@ enum pr_cli_result pr_cli_parse(struct pr_replay_opts *opts, int argc,
 	opts->input = "perf.data";
 	opts->jobs = 1;
 	opts->progress = -1;
+	opts->perf_map_dir = "/tmp";
 
 	for (i = 0; i < argc; ++i) {
 		const char *a = argv[i], *value;

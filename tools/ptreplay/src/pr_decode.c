@@ -288,6 +288,7 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 {
 	const struct pr_region *rgn;
 	uint32_t space = ip >> 63 ? 0 : r->space;
+	const char *name;
 
 	*key1 = NULL;
 	*key2 = 0;
@@ -300,6 +301,10 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 		return buf;
 	}
 	*dso = rgn->name ? rgn->name : "[unknown]";
+	if (space && (name = pr_jitnames_sym(&r->rp->names, &r->rp->store, rgn,
+					     space, ip, r->ltime, buf, size,
+					     key1, key2, flo, fhi)))
+		return name;
 	if (rgn->elf) {
 		uint64_t vaddr;
 		const struct pr_sym *s;
@@ -313,6 +318,9 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 			*fhi = s->size ? *flo + s->size : ip + 1;
 			snprintf(buf, size, "%s+0x%" PRIx64, s->name,
 				 vaddr - s->addr);
+			if (r->rp->opts.lines)
+				return pr_elf_lines(rgn->elf, vaddr, s, buf,
+						    size);
 			return s->name;
 		}
 	}
@@ -596,7 +604,7 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 	if (o->outputs & PR_OUT_CALLS) {
 		if (r->pend) {
-			char from[160], to[160];
+			char from[PR_NAME_MAX], to[PR_NAME_MAX];
 			const void *k1;
 			uint64_t k2, lo, hi;
 			const char *dso;

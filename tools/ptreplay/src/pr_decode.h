@@ -20,6 +20,11 @@
 
 struct pt_insn_decoder;
 
+/* The longest name printed in a call line (with --lines, inlined
+ * frames make names long).
+ */
+#define PR_NAME_MAX	512
+
 /* A growable output buffer. */
 struct pr_buf {
 	char *p;
@@ -110,7 +115,7 @@ struct pr_qres {
 	/* Pending call/return: print at the next instruction. */
 	int pend;		/* 0, 1 call, 2 return */
 	uint64_t pend_ip;
-	char pend_from[160];
+	char pend_from[PR_NAME_MAX];
 	int32_t pend_tid;
 	int depth;
 

@@ -56,6 +56,7 @@ void pr_replay_fini(struct pr_replay *rp)
 		free(rp->cpu[i].sw);
 	free(rp->cpu);
 	pr_store_fini(&rp->store);
+	pr_jitnames_fini(&rp->names);
 	pr_perf_fini(&rp->perf);
 	memset(rp, 0, sizeof(*rp));
 }
@@ -724,5 +725,7 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	if (!rp->nq)
 		return pr_replay_fail(rp, "no AUX trace data (AUXTRACE "
 				      "records) in the file");
+	if (pr_jitnames_replay(rp, stderr) < 0)
+		return pr_replay_fail(rp, "out of memory reading JIT names");
 	return 0;
 }

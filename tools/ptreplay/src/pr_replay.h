@@ -14,6 +14,7 @@
 
 #include "pr_perf.h"
 #include "pr_store.h"
+#include "pr_jitmap.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,9 @@ struct pr_replay_opts {
 	const char *vmlinux;	/* kernel text (ELF) from time 0 */
 	int no_text_poke;	/* ignore TEXT_POKE records */
 	int no_tie;		/* flowjit revisions by time only */
+	const char *perf_map_dir; /* DIR/perf-PID.map names JIT code */
+	const char *jitdump;	/* a jitdump naming JIT code */
+	int lines;		/* file:line and inlined frames (libdw) */
 };
 
 /* An AUX queue. */
@@ -90,6 +94,8 @@ struct pr_replay {
 	struct pr_pt_info info;
 	/* Code: regions and flowjit images (pr_store.h). */
 	struct pr_store store;
+	/* Names of user JIT code from perf maps and jitdump (pr_jitmap.h). */
+	struct pr_jitnames names;
 
 	struct pr_queue *q;
 	size_t nq;

@@ -9,6 +9,7 @@
 #ifndef PR_SYM_H
 #define PR_SYM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,13 @@ struct pr_elf {
 	size_t nload;
 	uint8_t build_id[32];
 	size_t build_id_size;
+	/* Source lines (libdw), opened at the first pr_elf_lines() of a
+	 * file read by path; answers cached by address under @lock.
+	 */
+	char *path;
+	pthread_mutex_t lock;
+	struct pr_dwarf *dw;
+	int dw_tried;
 };
 
 /* Read the ELF file @path (NULL if it is not ELF or cannot be read). */
@@ -50,5 +58,19 @@ extern int pr_elf_off_to_vaddr(const struct pr_elf *elf, uint64_t off,
  */
 extern const struct pr_sym *pr_elf_sym(const struct pr_elf *elf,
 				       uint64_t vaddr);
+
+/* Source lines of @vaddr in function @s of @elf (DWARF of the file, or
+ * of /usr/lib/debug/.build-id/xx/yyyy.debug): appends " (file:line)" to
+ * the NUL-terminated name in @buf (of @size bytes), or with inlined
+ * frames " (f at file:line, inlined in g at file:line)", innermost
+ * first; file names without directories.  Thread-safe; answers are
+ * cached per file and address.
+ *
+ * Returns the function's name with where it is declared, "name
+ * (file:line)" (stable until pr_elf_free()), or @s->name without DWARF.
+ */
+extern const char *pr_elf_lines(struct pr_elf *elf, uint64_t vaddr,
+				const struct pr_sym *s, char *buf,
+				size_t size);
 
 #endif /* PR_SYM_H */

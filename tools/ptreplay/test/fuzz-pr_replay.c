@@ -1,18 +1,89 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness: the perf.data reader, the sideband/flowjit loader and
- * the decode loop with every output, on arbitrary bytes.
+ * the decode loop with every output, on arbitrary bytes; the same bytes
+ * also go to the perf map and jitdump parsers (pr_jitmap) and their
+ * lookups and stale rules, against two flowjit revisions made of them.
  *
  * Files named in the input are not opened (no_files), nor is the vdso
  * used, so a run depends on the input only.
  */
+#include "pr_jitmap.h"
 #include "pr_replay.h"
 #include "pr_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint64_t fuzz_tsc(const void *ctx, uint64_t tsc)
+{
+	(void)ctx;
+	return tsc >> 1;
+}
+
+/* Look up every entry of @map (the first 256) at its ends. */
+static void fuzz_lookups(const struct pr_jitmap *map,
+			 const struct pr_region *v, size_t nv, FILE *null)
+{
+	size_t i;
+	int stale;
+
+	if (!map)
+		return;
+	for (i = 0; i < map->nsym && i < 256; ++i) {
+		const struct pr_jitsym *s = &map->sym[i];
+		uint64_t ip[2] = { s->start, s->end - 1 };
+		size_t k;
+
+		for (k = 0; k < 2; ++k) {
+			pr_jitmap_map_at(map, v, nv, &v[nv - 1], ip[k], &stale);
+			pr_jitmap_dump_stale(pr_jitmap_dump_at(map, ip[k],
+							       s->time),
+					     &v[i & 1]);
+		}
+	}
+	pr_jitmap_warn(map, null);
+}
+
+/* The perf map and jitdump parsers on @data, with two revisions of
+ * [0x1000, 0x1040) holding its first and next 64 bytes.
+ */
+static void fuzz_jitmap(const uint8_t *data, size_t size, FILE *null)
+{
+	static uint8_t bytes[2][64];
+	struct flowjit_rev rev[2];
+	struct pr_region v[2];
+	struct pr_jitmap *m;
+	size_t i;
+
+	memset(bytes, 0, sizeof(bytes));
+	memcpy(bytes, data, size < sizeof(bytes) ? size : sizeof(bytes));
+	memset(rev, 0, sizeof(rev));
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 2; ++i) {
+		rev[i].asid = 1;
+		rev[i].start = 0x1000;
+		rev[i].end = 0x1040;
+		rev[i].time = 100 * (i + 1);
+		rev[i].seq = i;
+		rev[i].bytes = bytes[i];
+		v[i].kind = PR_RGN_FLOWJIT;
+		v[i].start = 0x1000;
+		v[i].end = 0x1040;
+		v[i].bytes = bytes[i];
+		v[i].nbytes = 64;
+		v[i].rev = &rev[i];
+	}
+	m = pr_jitmap_perfmap((const char *)data, size, 1);
+	fuzz_lookups(m, v, 2, null);
+	pr_jitmap_free(m);
+	m = pr_jitmap_jitdump(data, size, fuzz_tsc, NULL, NULL);
+	fuzz_lookups(m, v, 2, null);
+	pr_jitmap_free(m);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!null)
 		null = fopen("/dev/null", "w");
+	fuzz_jitmap(data, size, null);
 	rp = malloc(sizeof(*rp));
 	if (!rp)
 		return 0;

@@ -279,6 +279,92 @@ else
 	fi
 fi
 
+# --- names: a JIT naming its code in a perf map (test/prog-jitmap.c) ---
+# ptsynth on this host writes no flowjit records: test/gtflowjit adds the
+# images a flowjit kernel would (the snapshot at mprotect(PROT_EXEC), and
+# the in-place rewrite found in the executed bytes), timed by the tracer's
+# TSC with MTC (every 2^9 crystal ticks) so that the decoder's time tells
+# the revisions apart.
+if [[ -x $ptsynth && -x $bin/prog-jitmap && -x $bin/gtflowjit ]]; then
+	mkdir -p "$tmp/maps"
+	if "$ptsynth" record -o "$tmp/jm.raw" -g "$tmp/jm.gt" -- "$bin/prog-jitmap" "$tmp/maps" > /dev/null 2> "$tmp/rec.err" &&
+	   "$ptsynth" synth -g "$tmp/jm.gt" -o "$tmp/jm.tsc" --timing=tsc --mtc=9 > /dev/null 2>&1 &&
+	   "$bin/gtflowjit" "$tmp/jm.gt" "$tmp/jm.tsc" "$tmp/jm.data" > "$tmp/gtfj.out" 2>&1; then
+		ok "ptreplay names: ptsynth records a JIT that writes its perf map, with flowjit images of its page"
+		diag "names: $(cat "$tmp/gtfj.out")"
+		run decode -i "$tmp/jm.data" --flow
+		"$ptsynth" cmpflow -g "$tmp/jm.gt" "$tmp/out" > "$tmp/cmp" 2>&1
+		check "ptreplay names: the JIT's flow equals the ground truth (both revisions of its page)" \
+			grep -q ": match$" "$tmp/cmp"
+		status_is "ptreplay names: --calls with the JIT's perf map decodes with status 0" 0 \
+			decode -i "$tmp/jm.data" --calls --perf-map-dir "$tmp/maps"
+		got=$(grep -o -- "-> jit_[a-z]*+0x[0-9a-f]*\( \[stale\]\)\?\|return jit_[a-z]*+0x[0-9a-f]*\( \[stale\]\)\?" "$tmp/out" | tr '\n' '|')
+		want="-> jit_one+0x0|return jit_one+0x5|-> jit_two+0x0|return jit_two+0x5|-> jit_one+0x0 [stale]|return jit_one+0x5 [stale]|"
+		if [[ $got == "$want" ]]; then
+			ok "ptreplay names: calls into JIT code are named from the perf map; the rewritten function is marked [stale]"
+		else
+			fail "ptreplay names: calls into JIT code are named from the perf map; the rewritten function is marked [stale]" \
+				"got: $got" "want: $want"
+		fi
+		# the jitdump: TSC times converted as the trace's pick the load
+		# live at each call; bytes differing from flowjit's are stale
+		jd=$(echo "$tmp"/maps/jit-*.dump)
+		status_is "ptreplay names: --calls with the JIT's jitdump decodes with status 0" 0 \
+			decode -i "$tmp/jm.data" --calls --perf-map-dir '' --jitdump "$jd"
+		got=$(grep -o -- "-> jit_[a-z_0-9]*+0x[0-9a-f]*\( \[stale\]\)\?" "$tmp/out" | tr '\n' '|')
+		want="-> jit_one+0x0|-> jit_two+0x0|-> jit_one_v2+0x0|"
+		if [[ $got == "$want" ]]; then
+			ok "ptreplay names: the jitdump names each call by the load live at its time (jit_one, then jit_one_v2)"
+		else
+			fail "ptreplay names: the jitdump names each call by the load live at its time (jit_one, then jit_one_v2)" \
+				"got: $got" "want: $want"
+		fi
+		cp "$jd" "$tmp/tampered.dump"
+		printf '\x07' | dd of="$tmp/tampered.dump" bs=1 seek=$(( $(stat -c %s "$jd") - 5 )) conv=notrunc 2> /dev/null
+		run decode -i "$tmp/jm.data" --calls --perf-map-dir '' --jitdump "$tmp/tampered.dump"
+		check "ptreplay names: a jitdump load whose bytes differ from flowjit's revision is marked [stale]" \
+			bash -c "grep -q -- '-> jit_one_v2+0x0 \[stale\]' '$tmp/out' && grep -q -- '-> jit_one+0x0\$' '$tmp/out'"
+		run decode -i "$tmp/jm.data" --profile --perf-map-dir "$tmp/maps"
+		check "ptreplay names: --profile counts jit_one, jit_two and the stale jit_one apart" \
+			bash -c "grep -qE '^ +2 .* jit_one  ' '$tmp/out' && grep -qE '^ +2 .* jit_two  ' '$tmp/out' && grep -qE '^ +2 .* jit_one \[stale\] ' '$tmp/out'"
+		run decode -i "$tmp/jm.data" --calls --perf-map-dir ''
+		check "ptreplay names: without a perf map JIT code is jit:<pid>:<page>" \
+			bash -c "grep -q -- '-> jit:[0-9]*:0x[0-9a-f]*+0x10\$' '$tmp/out' && ! grep -q jit_one '$tmp/out'"
+		run decode -i "$tmp/jm.data" --calls --json --perf-map-dir "$tmp/maps"
+		check "ptreplay names: --json carries the names" \
+			python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(c['to']=='jit_one+0x0 [stale]' for c in d['calls'])" "$tmp/out"
+		# a damaged map: counted and warned about, the good lines still name
+		mkdir -p "$tmp/badmaps"
+		{ cat "$tmp"/maps/perf-*.map; printf 'zzzz 10 bad\n1000 0 empty\nffffffffffffff00 1000 wraps\n\x00\x01\x02\n1234 10 cut-off'; } \
+			> "$tmp/badmaps/$(basename "$tmp"/maps/perf-*.map)"
+		status_is "ptreplay names: a malformed perf map is no error (status 0)" 0 \
+			decode -i "$tmp/jm.data" --calls --perf-map-dir "$tmp/badmaps"
+		stderr_says "ptreplay names: a malformed perf map is reported with counts" \
+			"perf-[0-9]*.map: 2 entries kept; dropped 3 malformed, 1 truncated, 1 larger than"
+		check "ptreplay names: the good lines of a malformed perf map still name the code" \
+			grep -q -- "-> jit_two+0x0" "$tmp/out"
+		head -c 3000 /dev/urandom > "$tmp/garbage.dump"
+		status_is "ptreplay names: a garbage --jitdump is no error (status 0)" 0 \
+			decode -i "$tmp/jm.data" --calls --jitdump "$tmp/garbage.dump" --perf-map-dir ''
+		stderr_says "ptreplay names: a garbage --jitdump is refused with the reason" \
+			"garbage.dump: not a jitdump (bad magic): not used"
+		status_is "ptreplay names: a missing --jitdump is no error (status 0)" 0 \
+			decode -i "$tmp/jm.data" --calls --jitdump "$tmp/none.dump"
+		stderr_says "ptreplay names: a missing --jitdump is reported" "none.dump: No such file"
+		run decode -i "$tmp/jm.data" --calls --lines
+		check "ptreplay names: --lines adds file:line to names of a -g program" \
+			grep -q "call   main+0x[0-9a-f]* (prog-jitmap.c:[0-9]*) -> " "$tmp/out"
+		run decode -i "$tmp/jm.data" --profile --lines
+		check "ptreplay names: --lines names profile functions with where they are declared" \
+			grep -qE "^ +[0-9]+ +[0-9.]+  prog_outer \(prog-jitmap.c:28\) " "$tmp/out"
+	else
+		fail "ptreplay names: ptsynth records a JIT that writes its perf map, with flowjit images of its page" \
+			"$(tail -2 "$tmp/rec.err")" "$(cat "$tmp/gtfj.out" 2>/dev/null)"
+	fi
+else
+	skip "ptreplay names: a JIT writing its perf map under ptsynth" "ptsynth or test programs not built"
+fi
+
 # --- libFuzzer: perf.data reader, loader and decode loop ---
 fuzz=${FUZZ_BIN:-}
 if [[ -z $fuzz || ! -x $fuzz ]]; then
@@ -287,6 +373,21 @@ else
 	mkdir -p "$tmp/corpus"
 	cp "$tmp/jit.data" "$tmp/corpus/"
 	[[ -f $tmp/loopcpu.data ]] && cp "$tmp/loopcpu.data" "$tmp/corpus/"
+	# seeds of the perf map and jitdump parsers
+	cp "$tmp"/maps/perf-*.map "$tmp"/maps/jit-*.dump "$tmp/corpus/" 2> /dev/null
+	python3 - "$tmp/corpus/seed.dump" <<'PY'
+import struct, sys
+def rec(kind, t, body):
+    return struct.pack('<IIQ', kind, 16 + len(body), t) + body
+def load(t, addr, name, code, idx):
+    return rec(0, t, struct.pack('<IIQQQQ', 7, 7, addr, addr, len(code), idx) + name + b'\0' + code)
+d = struct.pack('<IIIIIIQQ', 0x4A695444, 1, 40, 62, 0, 7, 0, 0)
+d += load(100, 0x1000, b'f', bytes([0xb8, 1, 0, 0, 0, 0xc3]), 1)
+d += load(300, 0x1010, b'g', bytes([0xb8, 2, 0, 0, 0, 0xc3]), 2)
+d += rec(1, 400, struct.pack('<IIQQQQQ', 7, 7, 0x1020, 0x1010, 0x1020, 6, 2))
+d += rec(3, 500, b'')
+open(sys.argv[1], 'wb').write(d)
+PY
 	timeout 60 "$fuzz" -seed=1 -max_total_time="${FUZZ_SECONDS:-20}" -timeout=5 \
 		-rss_limit_mb=2048 -print_final_stats=1 "$tmp/corpus" > "$tmp/fuzz.log" 2>&1
 	frc=$?

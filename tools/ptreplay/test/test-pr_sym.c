@@ -71,6 +71,86 @@ static struct prt_result offsets(void)
 	return prt_passed();
 }
 
+/* The test program built with -g (TEST_BIN_DIR/prog-jitmap): its
+ * function symbol @name, via *@elf.
+ */
+static const struct pr_sym *prog_sym(struct pr_elf **elf, const char *name)
+{
+	const char *dir = getenv("TEST_BIN_DIR");
+	char path[PATH_MAX];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/prog-jitmap", dir ? dir : "build");
+	*elf = pr_elf_open(path);
+	for (i = 0; *elf && i < (*elf)->nsym; ++i)
+		if (!strcmp((*elf)->sym[i].name, name))
+			return &(*elf)->sym[i];
+	return NULL;
+}
+
+/* Source lines and inlined frames of prog-jitmap.c (its PROG_LINE_*). */
+static struct prt_result lines_and_inlined_frames(void)
+{
+	struct pr_elf *elf;
+	const struct pr_sym *s = prog_sym(&elf, "prog_outer");
+	const char *fn, *fn2;
+	char buf[512], first[512] = "";
+	uint64_t a;
+	int inlined = 0, plain = 0;
+
+	prt_ptr(elf);
+	prt_ptr(s);
+	prt_check(s->size > 0);
+	for (a = s->addr; a < s->addr + s->size; ++a) {
+		snprintf(buf, sizeof(buf), "prog_outer+0x%" PRIx64,
+			 a - s->addr);
+		fn = pr_elf_lines(elf, a, s, buf, sizeof(buf));
+		prt_str_eq(fn, "prog_outer (prog-jitmap.c:28)");
+		if (strstr(buf, " (prog_step at prog-jitmap.c:24, inlined in "
+			   "prog_outer at prog-jitmap.c:33)"))
+			inlined += 1;
+		else if (strstr(buf, " (prog-jitmap.c:"))
+			plain += 1;
+		else
+			prt_fail("no line for %.200s", buf);
+		if (a == s->addr)
+			snprintf(first, sizeof(first), "%s", buf);
+	}
+	prt_check(inlined > 0);
+	prt_check(plain > 0);
+	/* cached: the same answer, the same function name pointer */
+	snprintf(buf, sizeof(buf), "prog_outer+0x0");
+	fn2 = pr_elf_lines(elf, s->addr, s, buf, sizeof(buf));
+	prt_str_eq(buf, first);
+	prt_check(fn2 == pr_elf_lines(elf, s->addr, s, buf, sizeof(buf)));
+	/* a small buffer is cut, never overrun */
+	snprintf(buf, 8, "x");
+	pr_elf_lines(elf, s->addr, s, buf, 8);
+	prt_int_eq(strlen(buf), 7);
+	pr_elf_free(elf);
+	return prt_passed();
+}
+
+/* Without DWARF (an ELF image in memory): names unchanged. */
+static struct prt_result lines_without_dwarf(void)
+{
+	struct pr_elf *elf;
+	const struct pr_sym *s = prog_sym(&elf, "main");
+	struct pr_sym fake = { .addr = 0x1000, .size = 16, .name = "f" };
+	char buf[64] = "f+0x1";
+
+	prt_ptr(s);
+	pr_elf_free(elf);
+	elf = calloc(1, sizeof(*elf));
+	prt_ptr(elf);
+	pthread_mutex_init(&elf->lock, NULL);
+	prt_str_eq(pr_elf_lines(elf, 0x1001, &fake, buf, sizeof(buf)), "f");
+	prt_str_eq(buf, "f+0x1");
+	prt_null(pr_elf_lines(NULL, 0, NULL, buf, sizeof(buf)));
+	pr_elf_free(elf);
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -81,5 +161,10 @@ int main(void)
 		"read", own_symbols);
 	prt_run(suite, "pr_sym: file offsets translate through PT_LOAD",
 		offsets);
+	prt_run(suite, "pr_sym: --lines gives file:line and the inlined "
+		"frames of a -g program (libdw), cached",
+		lines_and_inlined_frames);
+	prt_run(suite, "pr_sym: --lines leaves names alone without DWARF",
+		lines_without_dwarf);
 	return prt_exit(&suite);
 }
