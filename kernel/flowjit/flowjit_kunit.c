@@ -100,7 +100,7 @@ static void flowjit_record_names_object(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rec.csum, 0x1234U);
 	KUNIT_EXPECT_EQ(test, rec.id, 42ULL);
 	KUNIT_EXPECT_EQ(test, rec.sub, 2U);
-	KUNIT_EXPECT_EQ(test, rec.reserved, 0U);
+	KUNIT_EXPECT_EQ(test, rec.base, 0U);
 }
 
 static struct kunit_case flowjit_record_cases[] = {

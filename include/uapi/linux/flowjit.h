@@ -28,6 +28,16 @@
  * (Castagnoli; initial value and final xor ~0, as iSCSI and ext4) of all
  * len bytes. A missing chunk means records were lost (PERF_RECORD_LOST).
  *
+ * A FLOWJIT_OP_DELTA record is one record (chunk_off 0) whose bytes are
+ * the parts of the object that changed since revision base: pieces
+ *
+ *	struct flowjit_delta_piece	piece;
+ *	u8				bytes[piece.len];
+ *
+ * back to back (no padding; off increasing, pieces not overlapping),
+ * filling chunk_len. Every other byte is base's; csum is the CRC-32C of
+ * the whole new revision, len bytes.
+ *
  * See Documentation/trace/flowjit.rst.
  */
 #ifndef _UAPI_LINUX_FLOWJIT_H
@@ -59,6 +69,8 @@ enum flowjit_op {
 	FLOWJIT_OP_IMAGE		= 1,
 	/* [addr, addr + len) holds no such code any more; no bytes */
 	FLOWJIT_OP_RETIRE		= 2,
+	/* [addr, addr + len) holds revision base with the pieces carried */
+	FLOWJIT_OP_DELTA		= 3,
 	FLOWJIT_OP_MAX,
 };
 
@@ -89,7 +101,16 @@ struct flowjit_record {
 	__u32	csum;		/* CRC-32C of the whole object's len bytes */
 	__u32	chunk_off;	/* where this record's bytes start in it */
 	__u32	chunk_len;	/* bytes in this record */
-	__u32	reserved;	/* 0 */
+	__u32	base;		/* FLOWJIT_OP_DELTA: the revision it changes; 0 */
 };
+
+/* A piece of a FLOWJIT_OP_DELTA record: @len bytes at @off follow it. */
+struct flowjit_delta_piece {
+	__u16	off;		/* from rec.addr */
+	__u16	len;		/* > 0 */
+};
+
+/* the longest object a delta may describe (__u16 offsets) */
+#define FLOWJIT_DELTA_LEN_MAX	65536
 
 #endif /* _UAPI_LINUX_FLOWJIT_H */

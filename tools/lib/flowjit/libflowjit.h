@@ -114,7 +114,7 @@ int flowjit_chunk_parse(struct flowjit_chunk *chunk, const void *body,
 bool flowjit_rec_same_image(const struct flowjit_record *a,
 			    const struct flowjit_record *b);
 
-/* "bpf_prog", ..., "user_jit", or "unknown"; "IMAGE", "RETIRE" or "UNKNOWN" */
+/* "bpf_prog", ..., "user_jit", or "unknown"; "IMAGE", "RETIRE", "DELTA" or "UNKNOWN" */
 const char *flowjit_kind_name(unsigned int kind);
 const char *flowjit_op_name(unsigned int op);
 
@@ -222,6 +222,17 @@ void flowjit_reasm_flush(struct flowjit_reasm *ra);
  *   equal times, the one whose first image was added last); else the
  *   one begun first after t.
  *
+ * - A delta record (FLOWJIT_OP_DELTA) is a revision made of its base
+ *   revision (same asid, addr, len and kind, revision number rec.base)
+ *   and the pieces it carries, of the delta's time, once the result's
+ *   CRC-32C holds. Without the base in the store, nothing answers in its
+ *   range from its time on (never the older bytes) until the base is
+ *   added; then the revision is made, and flowjit_store_settled() hands
+ *   it out. At most FLOWJIT_PENDING_MAX deltas wait (the oldest gives
+ *   up); those that never get their base are counted delta_no_base, a
+ *   result whose CRC-32C does not hold delta_bad (and csum_errors), its
+ *   range hidden all the same.
+ *
  * Dropped records are counted (struct flowjit_store_stats), never stored:
  * malformed or of an unknown version, images above FLOWJIT_STORE_MAX_LEN
  * (refused before reassembly; also counted too large), chunk errors (an
@@ -267,6 +278,9 @@ struct flowjit_store_stats {
 	uint64_t	faults;		/* user JIT images of exec faults */
 	uint64_t	lost_windows;	/* flowjit_store_add_lost() calls kept */
 	uint64_t	missing_revs;	/* user JIT revision numbers never seen */
+	uint64_t	deltas;		/* delta records made revisions */
+	uint64_t	delta_no_base;	/* deltas whose base never came: hidden */
+	uint64_t	delta_bad;	/* of csum_errors: a delta's result */
 };
 
 /* What span() and read() served: kept by the caller, one per thread. */
@@ -300,6 +314,14 @@ int flowjit_store_add_record(struct flowjit_store *st, const void *body, size_t 
 /* The same for a record its caller parsed (flowjit_chunk_parse()). */
 int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,
 			    uint64_t time, const struct flowjit_rev **added);
+
+/*
+ * Returns the next revision made since the last call of a delta that
+ * waited for its base (added by another record), NULL when there is none
+ * (then the queue starts again). Callers that keep something per
+ * revision (@added above) take them after each add.
+ */
+const struct flowjit_rev *flowjit_store_settled(struct flowjit_store *st);
 
 /*
  * Count a record flowjit_chunk_parse() refused with @err (-EOPNOTSUPP:

@@ -34,9 +34,43 @@ const char *flowjit_op_name(unsigned int op)
 		return "IMAGE";
 	case FLOWJIT_OP_RETIRE:
 		return "RETIRE";
+	case FLOWJIT_OP_DELTA:
+		return "DELTA";
 	default:
 		return "UNKNOWN";
 	}
+}
+
+/*
+ * Returns NULL if the pieces of delta @rec, @bytes of rec->chunk_len,
+ * fill them exactly, each inside the object, increasing and apart; or why
+ * not.
+ */
+static const char *flowjit_delta_bad(const struct flowjit_record *rec,
+				     const uint8_t *bytes)
+{
+	struct flowjit_delta_piece piece;
+	uint32_t at = 0, next = 0;
+
+	if (rec->chunk_off)
+		return "delta in chunks";
+	if (!rec->base || rec->base >= rec->revision)
+		return "delta base is not an earlier revision";
+	if (rec->len > FLOWJIT_DELTA_LEN_MAX)
+		return "delta object longer than FLOWJIT_DELTA_LEN_MAX";
+	while (at < rec->chunk_len) {
+		if (rec->chunk_len - at < sizeof(piece))
+			return "delta piece truncated";
+		memcpy(&piece, bytes + at, sizeof(piece));
+		at += sizeof(piece);
+		if (!piece.len || piece.len > rec->chunk_len - at)
+			return "delta piece empty or truncated";
+		if (piece.off < next || piece.off + piece.len > rec->len)
+			return "delta piece out of order or beyond its object";
+		next = piece.off + piece.len;
+		at += piece.len;
+	}
+	return NULL;
 }
 
 /* Returns NULL if the chunk of @rec fits its object and @size, or why not. */
@@ -50,7 +84,8 @@ static const char *flowjit_chunk_bad(const struct flowjit_record *rec,
 		return "empty chunk";
 	if (rec->chunk_len > FLOWJIT_CHUNK_MAX)
 		return "chunk larger than FLOWJIT_CHUNK_MAX";
-	if ((uint64_t)rec->chunk_off + rec->chunk_len > rec->len)
+	if (rec->op != FLOWJIT_OP_DELTA &&
+	    (uint64_t)rec->chunk_off + rec->chunk_len > rec->len)
 		return "chunk beyond the end of its object";
 	if (rec->chunk_len > size - sizeof(*rec))
 		return "truncated: record shorter than its chunk";
@@ -62,8 +97,11 @@ static const char *flowjit_rec_bad(const struct flowjit_record *rec)
 {
 	if (!rec->kind || rec->kind >= FLOWJIT_KIND_MAX)
 		return "unknown kind";
-	if (rec->op != FLOWJIT_OP_IMAGE && rec->op != FLOWJIT_OP_RETIRE)
+	if (rec->op != FLOWJIT_OP_IMAGE && rec->op != FLOWJIT_OP_RETIRE &&
+	    rec->op != FLOWJIT_OP_DELTA)
 		return "unknown op";
+	if (rec->op != FLOWJIT_OP_DELTA && rec->base)
+		return "base set in a record that is no delta";
 	if (!rec->len)
 		return "empty object";
 	if (rec->addr + rec->len < rec->addr)
@@ -95,6 +133,9 @@ int flowjit_chunk_parse(struct flowjit_chunk *chunk, const void *body,
 	reason = flowjit_rec_bad(&chunk->rec);
 	if (!reason)
 		reason = flowjit_chunk_bad(&chunk->rec, size);
+	if (!reason && chunk->rec.op == FLOWJIT_OP_DELTA)
+		reason = flowjit_delta_bad(&chunk->rec, (const uint8_t *)body +
+					   sizeof(chunk->rec));
 	if (reason)
 		goto bad;
 	if (chunk->rec.chunk_len)

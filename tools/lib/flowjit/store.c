@@ -88,6 +88,13 @@ struct flowjit_store_pid {
 	size_t			nr, max;
 };
 
+/* A delta whose base revision was not in the store when it came. */
+struct flowjit_delta_wait {
+	struct flowjit_record	rec;
+	uint8_t			*bytes;		/* rec.chunk_len, ours */
+	uint64_t		time;
+};
+
 struct flowjit_store {
 	struct flowjit_reasm		ra;
 	struct flowjit_node		*spaces;
@@ -99,6 +106,12 @@ struct flowjit_store {
 	size_t				nr_faults, max_faults;
 	struct flowjit_lost		*lost;
 	size_t				nr_lost;
+	/* deltas waiting for their base, oldest first */
+	struct flowjit_delta_wait	*waits;
+	size_t				nr_waits, max_waits;
+	/* revisions of waiting deltas made since flowjit_store_settled() */
+	const struct flowjit_rev	**settled;
+	size_t				nr_settled, max_settled, next_settled;
 };
 
 #define flowjit_entry(ptr, type, member) \
@@ -281,6 +294,10 @@ void flowjit_store_free(struct flowjit_store *st)
 	flowjit_reasm_fini(&st->ra);
 	free(st->faults);
 	free(st->lost);
+	while (st->nr_waits)
+		free(st->waits[--st->nr_waits].bytes);
+	free(st->waits);
+	free(st->settled);
 	flowjit_node_free(st->spaces, flowjit_store_space_free);
 	flowjit_node_free(st->pids, flowjit_store_pid_free);
 	free(st);
@@ -595,9 +612,230 @@ static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_imag
 	return flowjit_store_note_pid(st, rec->pid, rec->asid, time, false);
 }
 
+/* The revision a delta of @rec applies to, while looking for it. */
+struct flowjit_base_query {
+	const struct flowjit_record	*rec;
+	const struct flowjit_rev	*found;
+};
+
+/* flowjit_node_overlap() callback: stop at the base revision. */
+static int flowjit_store_is_base(const struct flowjit_node *n, void *arg)
+{
+	const struct flowjit_rev *rev = &flowjit_entry(n, struct flowjit_store_rev, node)->rev;
+	struct flowjit_base_query *q = arg;
+
+	if (rev->start != q->rec->addr || rev->end != q->rec->addr + q->rec->len ||
+	    rev->revision != q->rec->base || rev->kind != q->rec->kind)
+		return 0;
+	q->found = rev;
+	return 1;
+}
+
+/* Returns the revision delta @rec applies to, NULL if the store has none. */
+static const struct flowjit_rev *flowjit_store_base(const struct flowjit_store *st,
+						    const struct flowjit_record *rec)
+{
+	const struct flowjit_store_space *sp = flowjit_store_space(st, rec->asid);
+	struct flowjit_base_query q = { .rec = rec };
+
+	if (sp)
+		flowjit_node_overlap(sp->revs, rec->addr, rec->addr + rec->len - 1,
+				     flowjit_store_is_base, &q);
+	return q.found;
+}
+
+/*
+ * Make @img the revision delta @rec (pieces @pieces) makes of @base.
+ * Returns 0, -EBADMSG if the result's CRC-32C is not rec->csum, -ENOMEM.
+ */
+static int flowjit_delta_apply(const struct flowjit_record *rec, const uint8_t *pieces,
+			       const struct flowjit_rev *base, struct flowjit_image *img)
+{
+	struct flowjit_delta_piece piece;
+	uint32_t at = 0;
+
+	img->rec = *rec;
+	img->bytes = malloc(rec->len);
+	if (!img->bytes)
+		return -ENOMEM;
+	memcpy(img->bytes, base->bytes, rec->len);
+	/* flowjit_chunk_parse() checked the pieces */
+	while (at < rec->chunk_len) {
+		memcpy(&piece, pieces + at, sizeof(piece));
+		at += sizeof(piece);
+		memcpy(img->bytes + piece.off, pieces + at, piece.len);
+		at += piece.len;
+	}
+	if (flowjit_csum(img->bytes, rec->len) != rec->csum) {
+		free(img->bytes);
+		img->bytes = NULL;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/*
+ * Hide [addr, addr + len) of @rec from @time on: a delta without its base
+ * or with a wrong result, so that nothing answers there rather than the
+ * older bytes. Returns 0 or -ENOMEM.
+ */
+static int flowjit_store_hide(struct flowjit_store *st, const struct flowjit_record *rec,
+			      uint64_t time)
+{
+	struct flowjit_store_space *sp = flowjit_store_new_space(st, rec->asid);
+	struct flowjit_store_retire *r = calloc(1, sizeof(*r));
+	struct flowjit_rev seen = {
+		.asid = rec->asid, .revision = rec->revision, .time = time,
+	};
+
+	if (!sp || !r) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->node.start = rec->addr;
+	r->node.end = rec->addr + rec->len;
+	r->time = time;
+	r->seq = st->seq++;
+	sp->retires = flowjit_node_insert(sp->retires, &r->node);
+	/* its revision number is not missing: this page's bytes are */
+	if (rec->kind == FLOWJIT_KIND_USER_JIT && !(rec->flags & FLOWJIT_F_EXISTING))
+		return flowjit_store_note_seen(sp, &seen);
+	return 0;
+}
+
+static int flowjit_store_add_delta(struct flowjit_store *st, const struct flowjit_record *rec,
+				   const uint8_t *pieces, uint64_t time,
+				   const struct flowjit_rev **added, bool settle);
+
+/* Remember delta @rec until its base comes. Returns 0 or -ENOMEM. */
+static int flowjit_store_wait(struct flowjit_store *st, const struct flowjit_record *rec,
+			      const uint8_t *pieces, uint64_t time)
+{
+	struct flowjit_delta_wait *w;
+
+	if (st->nr_waits == FLOWJIT_PENDING_MAX) {
+		/* the oldest stays hidden for good */
+		free(st->waits[0].bytes);
+		memmove(st->waits, st->waits + 1, --st->nr_waits * sizeof(*st->waits));
+		st->stats.delta_no_base++;
+	}
+	if (st->nr_waits == st->max_waits) {
+		size_t max = st->max_waits ? 2 * st->max_waits : 8;
+
+		w = realloc(st->waits, max * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		st->waits = w;
+		st->max_waits = max;
+	}
+	w = &st->waits[st->nr_waits];
+	w->bytes = malloc(rec->chunk_len);
+	if (!w->bytes)
+		return -ENOMEM;
+	memcpy(w->bytes, pieces, rec->chunk_len);
+	w->rec = *rec;
+	w->time = time;
+	st->nr_waits++;
+	return 0;
+}
+
+/* Queue @rev for flowjit_store_settled(). Returns 0 or -ENOMEM. */
+static int flowjit_store_note_settled(struct flowjit_store *st, const struct flowjit_rev *rev)
+{
+	if (st->nr_settled == st->max_settled) {
+		size_t max = st->max_settled ? 2 * st->max_settled : 8;
+		const struct flowjit_rev **n = realloc(st->settled, max * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->settled = n;
+		st->max_settled = max;
+	}
+	st->settled[st->nr_settled++] = rev;
+	return 0;
+}
+
+/* Apply the deltas waiting for @rev. Returns 0 or -ENOMEM. */
+static int flowjit_store_wake(struct flowjit_store *st, const struct flowjit_rev *rev)
+{
+	const struct flowjit_rev *made;
+	struct flowjit_delta_wait w;
+	size_t i = 0;
+	int err;
+
+	while (i < st->nr_waits) {
+		w = st->waits[i];
+		if (w.rec.asid != rev->asid || w.rec.addr != rev->start ||
+		    w.rec.addr + w.rec.len != rev->end || w.rec.base != rev->revision ||
+		    w.rec.kind != rev->kind) {
+			i++;
+			continue;
+		}
+		memmove(st->waits + i, st->waits + i + 1,
+			(--st->nr_waits - i) * sizeof(*st->waits));
+		made = NULL;
+		err = flowjit_store_add_delta(st, &w.rec, w.bytes, w.time, &made, true);
+		free(w.bytes);
+		if (err)
+			return err;
+		i = 0;	/* the waits moved */
+	}
+	return 0;
+}
+
+/*
+ * Add delta @rec with @pieces at @time: a revision made of its base, or,
+ * without the base yet, the range hidden from @time until the base comes.
+ * With @settle, queue the revision for flowjit_store_settled().
+ */
+static int flowjit_store_add_delta(struct flowjit_store *st, const struct flowjit_record *rec,
+				   const uint8_t *pieces, uint64_t time,
+				   const struct flowjit_rev **added, bool settle)
+{
+	const struct flowjit_rev *base = flowjit_store_base(st, rec);
+	struct flowjit_image img;
+	int err;
+
+	if (!base) {
+		err = flowjit_store_hide(st, rec, time);
+		return err ? err : flowjit_store_wait(st, rec, pieces, time);
+	}
+	err = flowjit_delta_apply(rec, pieces, base, &img);
+	if (err == -EBADMSG) {
+		st->stats.csum_errors++;
+		st->stats.delta_bad++;
+		return flowjit_store_hide(st, rec, time);
+	}
+	if (err)
+		return err;
+	img.rec.op = FLOWJIT_OP_IMAGE;
+	img.rec.base = 0;
+	img.rec.chunk_len = rec->len;
+	/* the revision is newer than a hide of the same time: added later */
+	err = flowjit_store_add_image(st, &img, time, added);
+	free(img.bytes);
+	if (!err && settle)
+		err = flowjit_store_note_settled(st, *added);
+	if (err)
+		return err;
+	st->stats.deltas++;
+	return flowjit_store_wake(st, *added);
+}
+
+const struct flowjit_rev *flowjit_store_settled(struct flowjit_store *st)
+{
+	if (!st || st->next_settled == st->nr_settled) {
+		if (st)
+			st->nr_settled = st->next_settled = 0;
+		return NULL;
+	}
+	return st->settled[st->next_settled++];
+}
+
 int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk *chunk,
 			    uint64_t time, const struct flowjit_rev **added)
 {
+	const struct flowjit_rev *made = NULL;
 	const struct flowjit_record *rec;
 	struct flowjit_counts was;
 	struct flowjit_image img;
@@ -611,6 +849,12 @@ int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk
 	st->stats.records++;
 	if (rec->op == FLOWJIT_OP_RETIRE)
 		return flowjit_store_add_retire(st, rec, time);
+	if (rec->op == FLOWJIT_OP_DELTA) {
+		err = flowjit_store_add_delta(st, rec, chunk->bytes, time, &made, false);
+		if (added)
+			*added = made;
+		return err;
+	}
 	if (rec->len > FLOWJIT_STORE_MAX_LEN) {
 		st->stats.bad_records++;
 		st->stats.too_large++;
@@ -627,9 +871,11 @@ int flowjit_store_add_chunk(struct flowjit_store *st, const struct flowjit_chunk
 		st->stats.csum_errors++;
 	if (err <= 0)
 		return err;
-	err = flowjit_store_add_image(st, &img, time, added);
+	err = flowjit_store_add_image(st, &img, time, &made);
 	free(img.bytes);
-	return err;
+	if (added)
+		*added = made;
+	return err ? err : flowjit_store_wake(st, made);
 }
 
 void flowjit_store_add_refused(struct flowjit_store *st, int err)
@@ -687,6 +933,7 @@ void flowjit_store_stats(const struct flowjit_store *st, struct flowjit_store_st
 	stats->lost_windows = st->nr_lost;
 	stats->missing_revs = 0;
 	flowjit_count_missing(st->spaces, &stats->missing_revs);
+	stats->delta_no_base += st->nr_waits;
 }
 
 int flowjit_store_add_lost(struct flowjit_store *st, uint64_t from, uint64_t to)

@@ -58,7 +58,7 @@ void *flowjit__swap(union perf_event *event)
 	rec->csum	= bswap_32(rec->csum);
 	rec->chunk_off	= bswap_32(rec->chunk_off);
 	rec->chunk_len	= bswap_32(rec->chunk_len);
-	rec->reserved	= bswap_32(rec->reserved);
+	rec->base	= bswap_32(rec->base);
 	end = sizeof(event->header) + sizeof(*rec) + PERF_ALIGN(rec->chunk_len, sizeof(u64));
 	if (end > event->header.size)
 		return NULL;
@@ -129,6 +129,9 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 		ret += fprintf(fp, " existing");
 	if (rec->flags & FLOWJIT_F_OLD_BYTES)
 		ret += fprintf(fp, " old_bytes");
+	if (rec->op == FLOWJIT_OP_DELTA)
+		return ret + fprintf(fp, " base %u pieces %u bytes csum %#010x\n",
+				     rec->base, rec->chunk_len, rec->csum);
 	if (rec->op != FLOWJIT_OP_IMAGE)
 		return ret + fprintf(fp, "\n");
 
