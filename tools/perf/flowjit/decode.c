@@ -399,6 +399,12 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		       (unsigned long long)s->suspect, (unsigned long long)st.lost_windows,
 		       (unsigned long long)st.missing_revs);
 	ret += flowjit_pt__fprintf_revs(fp, revs, out);
+	if (st.delta_no_base || st.delta_bad) {
+		ret += fprintf(out, "flowjit: warning: %llu delta records without their base image",
+			       (unsigned long long)(st.delta_no_base + st.delta_bad));
+		ret += fprintf(out, " (or with a result that fails its CRC-32C): their code is");
+		ret += fprintf(out, " missing from their time on, never decoded from older bytes\n");
+	}
 	if (s->suspect) {
 		ret += fprintf(out, "flowjit: warning: %llu instructions were decoded",
 			       (unsigned long long)s->suspect);

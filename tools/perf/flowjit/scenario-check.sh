@@ -82,13 +82,14 @@ for d in "$@"; do
 	# 1b. hardware timing at its hardest (every image written just before
 	# its fault returns, interrupts around JIT rewrites: ptsynth's
 	# scenarios/test.sh makes these), and per-CPU on two CPUs
-	for v in adv cpu; do
+	for v in adv cpu delta; do
 		[[ -s $d/perf-$v.data ]] || continue
 		decode "$n" "$d/perf-$v.data" "$w/$v" PERF_CONFIG=/dev/null
 		insns=$(cat "$w/$v.insns") errs=$(cat "$w/$v.errors") rc=$(cat "$w/$v.rc")
 		case $v in
 		adv) what="images at the end of their faults, interrupts:" ;;
 		cpu) what="per-CPU on 2 CPUs, images at the end of their faults:" ;;
+		delta) what="delta records, images at the end of their faults:" ;;
 		esac
 		what+=" perf script decodes all $total instructions as executed"
 		if [[ $rc == 0 && $errs == 0 ]] && matches "$w/$v"; then
@@ -109,6 +110,20 @@ for d in "$@"; do
 			ok "$n: $what (${sus:-0 suspect}, $errs errors)"
 		else
 			sed 's/^/# /' "$w/lost.err" | head -n 4
+			not_ok "$n: $what"
+		fi
+	fi
+
+	# 1d. a delta's base image lost: perf warns, never decodes old bytes
+	if [[ -s $d/perf-delta-lost.data ]] && grep -q 'without base [1-9]' "$d/delta-lost.health"; then
+		decode "$n" "$d/perf-delta-lost.data" "$w/delta-lost" PERF_CONFIG=/dev/null
+		errs=$(cat "$w/delta-lost.errors")
+		what="a delta record's base image lost: perf warns and shows errors"
+		if grep -q 'flowjit: warning: [1-9][0-9]* delta records without' \
+			"$w/delta-lost.err" && ((errs > 0)); then
+			ok "$n: $what ($errs errors)"
+		else
+			sed 's/^/# /' "$w/delta-lost.err" | head -n 4
 			not_ok "$n: $what"
 		fi
 	fi

@@ -54,7 +54,7 @@ bool flowjit_store__dropped(const struct flowjit_store *st)
 
 	flowjit_store_stats(st, &s);
 	return s.bad_records || s.unknown_version || s.chunk_errors || s.csum_errors ||
-	       s.pending;
+	       s.pending || s.delta_no_base;
 }
 
 size_t flowjit_store__fprintf_stats(const struct flowjit_store *st,
@@ -73,6 +73,9 @@ size_t flowjit_store__fprintf_stats(const struct flowjit_store *st,
 		       (unsigned long long)s.chunk_errors);
 	ret += fprintf(fp, " %llu bad CRC-32C, %llu unfinished;",
 		       (unsigned long long)s.csum_errors, (unsigned long long)s.pending);
+	ret += fprintf(fp, " %llu deltas (%llu without base, %llu bad result);",
+		       (unsigned long long)(s.deltas + s.delta_no_base + s.delta_bad),
+		       (unsigned long long)s.delta_no_base, (unsigned long long)s.delta_bad);
 	ret += fprintf(fp, " %llu reads at their time, %llu from a later image\n",
 		       (unsigned long long)reads->at_time, (unsigned long long)reads->late);
 	return ret;

@@ -342,6 +342,10 @@ int pr_store_add_flowjit(struct pr_store *store, const void *body,
 		return -1;
 	if (rev && !pr_store_add_view(store, rev))
 		return -1;
+	/* deltas that waited for the base this record was */
+	while ((rev = flowjit_store_settled(store->fj)))
+		if (!pr_store_add_view(store, rev))
+			return -1;
 	return 0;
 }
 
