@@ -47,6 +47,7 @@ struct cli {
 	const char *root;
 	bool strip_flowjit;
 	unsigned long lose_image;
+	bool delta;
 	enum timing timing;
 	bool mtc_set;		/* --mtc or --no-mtc given */
 	bool no_fault_tsc;
@@ -116,6 +117,8 @@ static void usage(void)
 "  --strip-flowjit    --sideband: leave out the flowjit records\n"
 "  --lose-image N     --sideband: the N-th exec fault image (from 1) is lost:\n"
 "                     a PERF_RECORD_LOST in its place\n"
+"  --delta            --sideband: user JIT page images after a page's first\n"
+"                     become delta records against the page's previous one\n"
 "  --no-fault-tsc     --timing=tsc-fault: no TSC packet after an exec fault\n"
 "  --time             check, cmpflow: compare the decoders' times with the\n"
 "                     hardware time of each instruction\n"
@@ -124,7 +127,7 @@ static void usage(void)
 
 enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_RETCOMP, OPT_LONG_TNT, OPT_PMU, OPT_RAW, OPT_MAX, OPT_INSNS,
-	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_LOSE_IMAGE, OPT_NO_FAULT_TSC,
+	OPT_SIDEBAND, OPT_ROOT, OPT_STRIP, OPT_LOSE_IMAGE, OPT_DELTA, OPT_NO_FAULT_TSC,
 	OPT_START_SIG,
 	OPT_STOP_SIG, OPT_MTC, OPT_NO_MTC, OPT_CYC, OPT_TIMING,
 	OPT_HW_INSN, OPT_HW_EXEC, OPT_HW_SYSCALL, OPT_HW_FAULT, OPT_HW_FAULT_TAIL,
@@ -165,6 +168,7 @@ static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "strip-flowjit", no_argument, NULL, OPT_STRIP },
 	{ "lose-image", required_argument, NULL, OPT_LOSE_IMAGE },
+	{ "delta", no_argument, NULL, OPT_DELTA },
 	{ "no-fault-tsc", no_argument, NULL, OPT_NO_FAULT_TSC },
 	{ "start-on-signal", required_argument, NULL, OPT_START_SIG },
 	{ "stop-on-signal", required_argument, NULL, OPT_STOP_SIG },
@@ -283,6 +287,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_ROOT: c->root = optarg; break;
 		case OPT_STRIP: c->strip_flowjit = true; break;
 		case OPT_LOSE_IMAGE: c->lose_image = strtoul(optarg, NULL, 0); break;
+		case OPT_DELTA: c->delta = true; break;
 		case OPT_START_SIG:
 		case OPT_STOP_SIG: {
 			int sig = ps_trace_parse_signal(optarg);
@@ -350,7 +355,7 @@ static int timing_sideband(const struct cli *c, struct timing_ctx *tm)
 	int err;
 
 	err = ps_sb_load(sb, c->sideband, c->root, c->strip_flowjit,
-			 c->lose_image);
+			 c->lose_image, c->delta);
 	if (err) {
 		fprintf(stderr, "ptsynth: cannot read the sideband %s: %s\n",
 			c->sideband, strerror(-err));
@@ -373,6 +378,10 @@ static int timing_sideband(const struct cli *c, struct timing_ctx *tm)
 	if (sb->nr_lost_made)
 		fprintf(stderr, "ptsynth: sideband: exec fault image %lu replaced by a PERF_RECORD_LOST\n",
 			c->lose_image);
+	if (c->delta)
+		fprintf(stderr, "ptsynth: sideband: %llu user JIT images made deltas (%llu bytes of pieces)\n",
+			(unsigned long long)sb->nr_deltas,
+			(unsigned long long)sb->delta_bytes);
 	return 0;
 }
 

@@ -170,6 +170,138 @@ static int ps_sb_note_flowjit(struct ps_sb *sb,
 	return ps_sb_fault_add(sb, fr->tid, r->time) ?: 1;
 }
 
+/* --delta: blocks compared, as the kernel would (Documentation/trace/flowjit.rst) */
+#define PS_SB_DELTA_BLOCK	16
+
+/* The last image of a user JIT page, to write the next one's delta against. */
+struct ps_sb_page {
+	uint64_t asid, addr, len;
+	uint32_t revision;
+	uint8_t *bytes;
+};
+
+static struct ps_sb_page *ps_sb_page_of(struct ps_sb *sb, const struct flowjit_record *fr)
+{
+	struct ps_sb_page *n;
+	size_t i;
+
+	for (i = 0; i < sb->nr_pages; i++)
+		if (sb->pages[i].asid == fr->asid && sb->pages[i].addr == fr->addr)
+			return &sb->pages[i];
+	n = realloc(sb->pages, (sb->nr_pages + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	sb->pages = n;
+	n = &sb->pages[sb->nr_pages++];
+	memset(n, 0, sizeof(*n));
+	n->asid = fr->asid;
+	n->addr = fr->addr;
+	return n;
+}
+
+/*
+ * Write into @out the pieces of @cur that differ from @prev (@len bytes
+ * each) in PS_SB_DELTA_BLOCK blocks, adjacent blocks in one piece.
+ * Returns their size, or 0 if they would not fit @max bytes.
+ */
+static size_t ps_sb_pieces(const uint8_t *prev, const uint8_t *cur, uint32_t len,
+			   uint8_t *out, size_t max)
+{
+	struct flowjit_delta_piece p;
+	uint32_t off = 0, end, n;
+	size_t at = 0;
+
+	while (off < len) {
+		n = len - off < PS_SB_DELTA_BLOCK ? len - off : PS_SB_DELTA_BLOCK;
+		if (!memcmp(prev + off, cur + off, n)) {
+			off += n;
+			continue;
+		}
+		end = off + n;
+		while (end < len) {
+			n = len - end < PS_SB_DELTA_BLOCK ? len - end : PS_SB_DELTA_BLOCK;
+			if (!memcmp(prev + end, cur + end, n))
+				break;
+			end += n;
+		}
+		if (at + sizeof(p) + (end - off) > max)
+			return 0;
+		p.off = off;
+		p.len = end - off;
+		memcpy(out + at, &p, sizeof(p));
+		memcpy(out + at + sizeof(p), cur + off, p.len);
+		at += sizeof(p) + p.len;
+		off = end;
+	}
+	return at;
+}
+
+/*
+ * --delta: if @r (its body in @h) is a user JIT page image of one chunk
+ * whose page had an earlier revision in the sideband, make @r a delta
+ * against it, as a kernel writing deltas would. Remember its bytes either
+ * way. Returns 0 or -ENOMEM.
+ */
+static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
+			 struct ps_sb_rec *r)
+{
+	struct perf_event_header nh;
+	struct flowjit_record fr;
+	struct ps_sb_page *pg;
+	uint32_t base = 0;
+	const uint8_t *cur;
+	uint8_t *data;
+	size_t n = 0, len;
+
+	if (r->body_len < sizeof(*h) + sizeof(fr))
+		return 0;
+	memcpy(&fr, h + 1, sizeof(fr));
+	if (fr.kind != FLOWJIT_KIND_USER_JIT || fr.op != FLOWJIT_OP_IMAGE ||
+	    fr.chunk_off || fr.chunk_len != fr.len || fr.len > FLOWJIT_DELTA_LEN_MAX ||
+	    r->body_len < sizeof(*h) + sizeof(fr) + fr.len)
+		return 0;
+	cur = (const uint8_t *)(h + 1) + sizeof(fr);
+	pg = ps_sb_page_of(sb, &fr);
+	if (!pg)
+		return -ENOMEM;
+	/* header, record, pieces (at most a chunk), padding */
+	data = calloc(1, sizeof(*h) + sizeof(fr) + FLOWJIT_CHUNK_MAX + 8);
+	if (!data)
+		return -ENOMEM;
+	if (pg->bytes && pg->len == fr.len && pg->revision < fr.revision) {
+		n = ps_sb_pieces(pg->bytes, cur, fr.len, data + sizeof(*h) + sizeof(fr),
+				 FLOWJIT_CHUNK_MAX);
+		base = pg->revision;
+	}
+	free(pg->bytes);
+	pg->bytes = malloc(fr.len);
+	if (!pg->bytes) {
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(pg->bytes, cur, fr.len);
+	pg->len = fr.len;
+	pg->revision = fr.revision;
+	if (!n) {
+		free(data);
+		return 0;
+	}
+	fr.op = FLOWJIT_OP_DELTA;
+	fr.base = base;
+	fr.chunk_len = n;
+	len = sizeof(*h) + sizeof(fr) + ((n + 7) & ~(size_t)7);
+	nh = *h;
+	nh.size = len;
+	memcpy(data, &nh, sizeof(nh));
+	memcpy(data + sizeof(nh), &fr, sizeof(fr));
+	free(r->data);
+	r->data = data;
+	r->body_len = len;
+	sb->nr_deltas++;
+	sb->delta_bytes += n;
+	return 0;
+}
+
 /* A PERF_RECORD_LOST of one record in @r's place (its time, CPU, task). */
 static int ps_sb_make_lost(struct ps_sb *sb, struct ps_sb_rec *r)
 {
@@ -212,7 +344,7 @@ static const struct pdata_attr *ps_sb_attr_of(const struct pdata *pd,
 }
 
 int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
-	       bool strip_flowjit, unsigned long lose_image)
+	       bool strip_flowjit, unsigned long lose_image, bool delta)
 {
 	struct pdata_rec rec;
 	struct pdata pd;
@@ -261,6 +393,16 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 			if (err < 0)
 				break;
 			if (err && lose_image && sb->nr_images == lose_image) {
+				/* written, then lost: the next delta may need it */
+				if (delta) {
+					err = ps_sb_copy_body(sb, h, &r, NULL);
+					if (!err)
+						err = ps_sb_deltify(sb, (const void *)r.data, &r);
+					free(r.data);
+					r.data = NULL;
+					if (err)
+						break;
+				}
 				err = ps_sb_make_lost(sb, &r);
 				if (!err)
 					err = ps_sb_add(sb, &r);
@@ -272,6 +414,8 @@ int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
 		if ((a->sample_type & PERF_SAMPLE_TIME) && !r.time)
 			sb->nr_synth++;
 		err = ps_sb_copy_body(sb, h, &r, root);
+		if (!err && delta && h->type == PERF_RECORD_FLOWJIT)
+			err = ps_sb_deltify(sb, (const void *)r.data, &r);
 		if (!err)
 			err = ps_sb_add(sb, &r);
 	}
@@ -294,6 +438,9 @@ void ps_sb_free(struct ps_sb *sb)
 	for (i = 0; i < sb->nr; i++)
 		free(sb->recs[i].data);
 	free(sb->recs);
+	for (i = 0; i < sb->nr_pages; i++)
+		free(sb->pages[i].bytes);
+	free(sb->pages);
 	free(sb->faults);
 	memset(sb, 0, sizeof(*sb));
 }

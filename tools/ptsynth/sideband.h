@@ -26,6 +26,8 @@ struct ps_sb_fault {
 	uint64_t time;		/* perf time */
 };
 
+struct ps_sb_page;
+
 struct ps_sb {
 	struct ps_sb_rec *recs;
 	size_t nr, cap;
@@ -36,15 +38,25 @@ struct ps_sb {
 	uint64_t nr_synth;	/* kept: perf record's own (time 0) */
 	uint64_t nr_renamed;
 	uint64_t nr_lost_made;	/* fault images replaced by a LOST record */
+	/* --delta: the pages' last images; images made deltas, their bytes */
+	struct ps_sb_page *pages;
+	size_t nr_pages;
+	uint64_t nr_deltas, delta_bytes;
 };
 
 /*
  * @lose_image N > 0 replaces the N-th exec fault image (from 1) by a
  * PERF_RECORD_LOST of one record at its time, as a full ring buffer
  * would: the fault still happened, its image is gone.
+ *
+ * @delta makes each user JIT page image of one chunk a FLOWJIT_OP_DELTA
+ * record against the page's previous image in the file (16-byte blocks,
+ * as a kernel writing deltas would), when that image's revision is older
+ * and the pieces fit a chunk. An image @lose_image loses is still the
+ * next one's base: the kernel wrote it, the file lost it.
  */
 int ps_sb_load(struct ps_sb *sb, const char *path, const char *root,
-	       bool strip_flowjit, unsigned long lose_image);
+	       bool strip_flowjit, unsigned long lose_image, bool delta);
 void ps_sb_free(struct ps_sb *sb);
 
 #endif

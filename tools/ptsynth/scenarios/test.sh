@@ -44,11 +44,43 @@ exact() {
 	fi
 }
 
+# lost_check NAME WHAT SYNTH-ARGS...: synthesise with the sideband and
+# SYNTH-ARGS (a loss) into $d/perf-NAME.data; ptreplay must say so
+# (suspect instructions or decode errors, exit 2) and decode nothing
+# wrongly before the first instruction it marks
+lost_check() {
+	local name=$1 what=$2 rc sus errs mark wrong
+	shift 2
+	"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+		"$@" -o "$d/perf-$name.data" 2> "$d/synth-$name.err"
+	"$ptreplay" decode -i "$d/perf-$name.data" --flow -e > "$d/$name.flow" 2> /dev/null
+	rc=$?
+	"$ptreplay" decode -i "$d/perf-$name.data" --health > "$d/$name.health" 2> /dev/null
+	sus=$(health "$d/$name.health" 'suspect instructions')
+	errs=$(health "$d/$name.health" 'decode errors')
+	# the first line that says something may be wrong: a suspect
+	# image or a decode error; every instruction before it is right
+	mark=$(grep -n -m 1 'trace error' "$d/$name.flow" | cut -d: -f1)
+	head -n $((${mark:-0} ? mark - 1 : $(wc -l < "$d/$name.flow"))) "$d/$name.flow" \
+		> "$d/$name-before.flow"
+	# (a flow cut short differs where it ends: not a wrong one)
+	wrong=$("$ptsynth" cmpflow -g "$d/gt" "$d/$name-before.flow" 2>&1 |
+		awk '/differ at insn/ { k = $6; d = $NF; sub(/\)$/, "", d)
+		     if (k != d) { print; exit } }')
+	what="$what: ptreplay says so ($sus suspect instructions, $errs decode errors, exit $rc) before anything it decodes wrongly"
+	if ((rc == 2 && ${sus:-0} + ${errs:-0} > 0)) && [[ -n $mark && -z $wrong ]]; then
+		ok "$n: $what (first mark at flow line $mark)"
+	else
+		echo "# $n: ${wrong:-nothing wrong} before flow line ${mark:-(none)}"
+		not_ok "$n: $what"
+	fi
+}
+
 health() {	# @1 health file, @2 field
 	sed -n "s/^$2: *\([0-9]*\).*/\1/p" "$1" | head -n 1
 }
 
-timeonly_bad=() timeonly_ok=()
+timeonly_bad=() timeonly_ok=() delta_runs=()
 for n in "${names[@]}"; do
 	d=$S/$n
 	if [[ ! -s $d/perf.data || ! -s $d/gt ]]; then
@@ -171,28 +203,32 @@ for n in "${names[@]}"; do
 	# nothing wrongly before the first instruction it marks
 	nimg=$(sed -n 's/.*(\([0-9]*\) exec faults).*/\1/p' "$d/synth.err" | head -n 1)
 	if ((${nimg:-0} >= 2)); then
-		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
-			--lose-image "$nimg" -o "$d/perf-lost.data" 2> "$d/synth-lost.err"
-		"$ptreplay" decode -i "$d/perf-lost.data" --flow -e > "$d/lost.flow" 2> /dev/null
-		rc=$?
-		"$ptreplay" decode -i "$d/perf-lost.data" --health > "$d/lost.health" 2> /dev/null
-		sus=$(health "$d/lost.health" 'suspect instructions')
-		errs=$(health "$d/lost.health" 'decode errors')
-		# the first line that says something may be wrong: a suspect
-		# image or a decode error; every instruction before it is right
-		mark=$(grep -n -m 1 'trace error' "$d/lost.flow" | cut -d: -f1)
-		head -n $((${mark:-0} ? mark - 1 : $(wc -l < "$d/lost.flow"))) "$d/lost.flow" > "$d/lost-before.flow"
-		# (a flow cut short differs where it ends: not a wrong one)
-		wrong=$("$ptsynth" cmpflow -g "$d/gt" "$d/lost-before.flow" 2>&1 |
-			awk '/differ at insn/ { k = $6; d = $NF; sub(/\)$/, "", d)
-			     if (k != d) { print; exit } }')
-		what="image $nimg lost: ptreplay says so ($sus suspect instructions, $errs decode errors, exit $rc) before anything it decodes wrongly"
-		if ((rc == 2 && ${sus:-0} + ${errs:-0} > 0)) && [[ -n $mark && -z $wrong ]]; then
-			ok "$n: $what (first mark at flow line $mark)"
-		else
-			echo "# $n: ${wrong:-nothing wrong} before flow line ${mark:-(none)}"
-			not_ok "$n: $what"
+		lost_check lost "image $nimg lost" --lose-image "$nimg"
+	fi
+
+	# 1e. delta records: images after a page's first become deltas
+	# against the page's previous one (ptsynth --delta, as a kernel
+	# writing deltas would), adversarial timing: decoded exactly
+	if "$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+		"${adv[@]}" --delta -o "$d/perf-delta.data" 2> "$d/synth-delta.err"; then
+		nd=$(sed -n 's/.* \([0-9]*\) user JIT images made deltas (\([0-9]*\) bytes.*/\1 \2/p' \
+		     "$d/synth-delta.err")
+		read -r ndelta dbytes <<< "${nd:-0 0}"
+		"$ptreplay" decode -i "$d/perf-delta.data" --flow > "$d/delta.flow" 2> /dev/null
+		exact "$ndelta images as delta records ($dbytes bytes of pieces), adversarial timing: ptreplay decodes all $total instructions as executed" \
+		      $? "$d/delta.flow"
+		((ndelta)) && delta_runs+=("$n")
+		# 1f. a delta's base lost: its page has no code from the delta
+		# on (never the older bytes); ptreplay says so
+		if ((ndelta)); then
+			lost_check delta-lost "delta base (image 1) lost" --delta --lose-image 1
+			dnb=$(sed -n 's/.*delta records: *[0-9]* (without base \([0-9]*\).*/\1/p' \
+			      "$d/delta-lost.health")
+			echo "# $n: delta base lost: ${dnb:-?} delta records without base"
 		fi
+	else
+		sed 's/^/# /' "$d/synth-delta.err" | tail -n 3
+		not_ok "$n: ptsynth synth --delta"
 	fi
 
 	# what time resolution at exec faults buys (diagnostics, README.rst
@@ -243,4 +279,11 @@ if ((${#timeonly_bad[@]})); then
 	ok "corpus: picking code by time only decodes ${#timeonly_bad[@]} scenarios wrongly (${timeonly_bad[*]}); with ties all decode exactly${timeonly_ok:+ (by time only still right: ${timeonly_ok[*]})}"
 else
 	not_ok "corpus: picking code by time only decodes some scenario wrongly (none did${timeonly_ok:+; right: ${timeonly_ok[*]}})"
+fi
+
+# delta records must have been exercised somewhere: a page rewritten
+if ((${#delta_runs[@]})); then
+	ok "corpus: delta records decoded in ${#delta_runs[@]} scenarios (${delta_runs[*]})"
+else
+	not_ok "corpus: delta records decoded in some scenario (no page was rewritten)"
 fi
