@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct pt_insn_decoder;
+struct pr_export;
 
 /* A growable output buffer. */
 struct pr_buf {
@@ -112,7 +113,11 @@ struct pr_qres {
 	uint64_t pend_ip;
 	char pend_from[160];
 	int32_t pend_tid;
+	const char *pend_fn;	/* the function of pend_ip */
 	int depth;
+
+	/* The call stacks for --chrome-trace/--folded, or NULL. */
+	struct pr_export *x;
 
 	/* Profile: a hash table and the current function's range. */
 	struct pr_prof *prof;

@@ -24,6 +24,7 @@ enum {
 	PR_OUT_CALLS	= 1 << 1,
 	PR_OUT_PROFILE	= 1 << 2,
 	PR_OUT_HEALTH	= 1 << 3,
+	PR_OUT_EXPORT	= 1 << 4,	/* --chrome-trace, --folded (pr_export) */
 };
 
 struct pr_replay_opts {
@@ -39,6 +40,8 @@ struct pr_replay_opts {
 	const char *vmlinux;	/* kernel text (ELF) from time 0 */
 	int no_text_poke;	/* ignore TEXT_POKE records */
 	int no_tie;		/* flowjit revisions by time only */
+	const char *chrome_trace;	/* Chrome trace event JSON to write */
+	const char *folded;		/* collapsed stacks to write */
 };
 
 /* An AUX queue. */
@@ -54,6 +57,7 @@ struct pr_queue {
 
 struct pr_task {
 	uint32_t tid, pid;
+	char comm[16];		/* the last COMM's name ("" if none) */
 };
 
 struct pr_switch {
@@ -129,6 +133,11 @@ extern int pr_replay_load(struct pr_replay *rp, const uint8_t *buf,
 
 /* The pid owning thread @tid (@tid itself if unknown). */
 extern uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid);
+
+/* The name of thread @tid from its last COMM (or its parent's at FORK),
+ * or NULL if none was seen.
+ */
+extern const char *pr_replay_comm(const struct pr_replay *rp, uint32_t tid);
 
 /* The task on @cpu at @time: 0 if it ran a task, -1 if idle/unknown. */
 extern int pr_replay_on_cpu(const struct pr_replay *rp, uint32_t cpu,
