@@ -3,7 +3,8 @@
 #
 # Run all ptreplay tests and print kselftest-style TAP on stdout:
 #   unit tests (TEST_BIN_DIR/test-*), CLI robustness tests of $PTREPLAY,
-#   and the libipt ptt conformance run (PTT_DIR; by default
+#   the browser test (test/viewer-test.sh) and the libipt ptt conformance
+#   run (PTT_DIR; by default
 #   ../shared/peer/libipt-ptt beside the repository, a failure if absent).
 # Exits non-zero if any test failed.
 
@@ -362,6 +363,11 @@ else
 			"exit status $frc" "$(grep -m3 -E 'ERROR|SUMMARY|crash-' "$tmp/fuzz.log")"
 	fi
 fi
+
+# --- viewer: the exports in speedscope in headless Chromium (SKIP without
+# node, npm or chromium) ---
+while IFS= read -r l; do lines+=("$l"); done < <(PTREPLAY=$ptreplay TEST_BIN_DIR=$bin \
+	bash "$here/viewer-test.sh" --lines 2>&1)
 
 # --- conformance: libipt's ptt cases, compared with ptxed's output ---
 if [[ ! -x $ptt/run ]]; then
