@@ -129,6 +129,20 @@ static inline void mkp_comm(struct mkp *m, uint32_t pid, uint32_t tid,
 	mkp_end(m, at, pid, tid, time, 0);
 }
 
+/* FORK of thread @tid (process @pid) from thread @ptid of @ppid. */
+static inline void mkp_fork(struct mkp *m, uint32_t pid, uint32_t ppid,
+			    uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	size_t at = mkp_begin(m, 7, 0);
+
+	mkp_u32(m, pid);
+	mkp_u32(m, ppid);
+	mkp_u32(m, tid);
+	mkp_u32(m, ptid);
+	mkp_u64(m, time);
+	mkp_end(m, at, pid, tid, time, 0);
+}
+
 static inline void mkp_mmap2(struct mkp *m, uint32_t pid, uint64_t start,
 			     uint64_t len, uint64_t pgoff, const char *name,
 			     uint64_t time)
