@@ -319,8 +319,11 @@ else
 		check "ptreplay decode --calls: calls and returns are named (main -> collatz)" \
 			grep -q "call   main+0x[0-9a-f]* -> collatz+0x0" "$tmp/out"
 	fi
-	# exports of real executions: valid, nested, every instruction
-	for p in loop indirect signal threads loopcpu loopret loopovf; do
+	# exports of real executions: valid, nested, every instruction; the
+	# threads sharing one CPU's queue (switched in and out)
+	[[ -f $tmp/threads.gt ]] && "$ptsynth" synth -g "$tmp/threads.gt" \
+		-o "$tmp/threadscpu.data" --per-cpu --cpus 1 > /dev/null 2>&1
+	for p in loop indirect signal threads threadscpu loopcpu loopret loopovf; do
 		[[ -f $tmp/$p.data ]] || continue
 		run decode -i "$tmp/$p.data" --health -j 2 --chrome-trace "$tmp/$p.json" \
 			--folded "$tmp/$p.folded"
