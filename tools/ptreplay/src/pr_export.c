@@ -711,6 +711,21 @@ void pr_export_json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* The latest time written, in ps: 104 days (hostile clocks go further). */
+#define PR_EXPORT_PS_MAX	9000000000000000000ULL
+
+/* @ns as ps, within [0, PR_EXPORT_PS_MAX]. */
+static uint64_t pr_export_ps(double ns)
+{
+	double ps = ns * 1000;
+
+	if (!(ps > 0))
+		return 0;
+	if (ps >= (double)PR_EXPORT_PS_MAX)
+		return PR_EXPORT_PS_MAX;
+	return (uint64_t)ps;
+}
+
 /* The time of virtual instruction @n of @th (timed) in ps after perf time
  * @t0 (ns), interpolated between the clock points around it; after the
  * last one at the thread's mean rate, or @rate ns per instruction if it
@@ -724,7 +739,7 @@ static uint64_t pr_export_time(const struct pr_xthread *th, uint64_t n,
 	double ns;
 
 	if (!th->npt)
-		return (th->first.t - t0) * 1000;
+		return pr_export_ps((double)(th->first.t - t0));
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 
@@ -736,17 +751,17 @@ static uint64_t pr_export_time(const struct pr_xthread *th, uint64_t n,
 	a = &th->pt[lo];
 	ns = (double)(a->t - t0);
 	if (n <= a->n)
-		return (uint64_t)(ns * 1000);
+		return pr_export_ps(ns);
 	if (lo + 1 < th->npt) {
 		b = &th->pt[lo + 1];
 		ns += (double)(b->t - a->t) * (double)(n - a->n) /
 		      (double)(b->n - a->n);
-		return (uint64_t)(ns * 1000);
+		return pr_export_ps(ns);
 	}
 	if (th->cur.n > th->first.n && th->cur.t > th->first.t)
 		rate = (double)(th->cur.t - th->first.t) /
 		       (double)(th->cur.n - th->first.n);
-	return (uint64_t)((ns + rate * (double)(n - a->n)) * 1000);
+	return pr_export_ps(ns + rate * (double)(n - a->n));
 }
 
 /* A slice placed in time (ticks: ps, or instructions), for sorting. */

@@ -274,6 +274,29 @@ static struct prt_result timed(struct xfx *f)
 	return prt_passed();
 }
 
+/* Hostile clocks: times that would overflow ps stay at the latest time
+ * written; times going back do not move a thread back.
+ */
+static struct prt_result hostile_clock(struct xfx *f)
+{
+	struct pr_export *x = f->x;
+
+	pr_export_insns(x, 7, 1, "main", 1);
+	pr_export_call(x, 7, 1, "main", "a");
+	pr_export_insns(x, 7, UINT64_MAX - 1, "a", 1);
+	pr_export_call(x, 7, 5, "a", "b");
+	pr_export_insns(x, 7, 5, "b", 1000000);
+	pr_export_ret(x, 7, UINT64_MAX, "b", "a");
+	pr_export_ret(x, 7, UINT64_MAX, "a", "main");
+	prt_int_eq(xfx_write(f), 0);
+	/* a starts where the time jumped: at the limit */
+	prt_str_eq(xfx_events(f->json, 7), "B main 0.000000|"
+		   "B a 9000000000000.000000|B b 9000000000000.000000|"
+		   "E b 9000000000000.000000|E a 9000000000000.000000|"
+		   "E main 9000000000000.000000");
+	return prt_passed();
+}
+
 /* NULL exporters and an empty one: no crash, valid empty output. */
 static struct prt_result null_and_empty(struct xfx *f)
 {
@@ -326,6 +349,8 @@ int main(void)
 	prt_run_fx(suite, "pr_export: times between timing packets are "
 		   "placed by instruction count; ';' does not split a folded "
 		   "stack", timed, f);
+	prt_run_fx(suite, "pr_export: clocks beyond 104 days or going back "
+		   "give ordered times, no overflow", hostile_clock, f);
 	prt_run_fx(suite, "pr_export: NULL and empty exporters write valid "
 		   "empty outputs", null_and_empty, f);
 	return prt_exit(&suite);
