@@ -68,7 +68,8 @@ skip_all() {
 command -v node > /dev/null || skip_all "no node (apt-get install nodejs)"
 command -v npm > /dev/null || skip_all "no npm (apt-get install npm)"
 [[ -x $chromium ]] || skip_all "no $chromium (apt-get install chromium)"
-node_major=$(node -e 'console.log(process.versions.node.split(".")[0])')
+node_major=$(node -e 'console.log(process.versions.node.split(".")[0])' 2> /dev/null)
+[[ $node_major =~ ^[0-9]+$ ]] || skip_all "node does not run"
 ((node_major >= 18)) || skip_all "node $node_major: playwright-core needs 18 or later"
 [[ -x $ptreplay && -x $bin/mkperf ]] ||
 	skip_all "build ptreplay and $bin/mkperf first (make -C tools/ptreplay check)"
