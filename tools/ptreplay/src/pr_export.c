@@ -772,7 +772,7 @@ struct pr_xout {
 };
 
 /* Outer frames first: by start, then longer first, then opened first. */
-static int pr_xout_cmp(const void *a, const void *b)
+static int pr_export_out_cmp(const void *a, const void *b)
 {
 	const struct pr_xout *x = a, *y = b;
 
@@ -844,7 +844,7 @@ static int pr_export_slices(struct pr_xctx *c, const struct pr_export *x,
 		o[i].name = s->name != PR_XNONE ? x->name[s->name] :
 			    "[unknown]";
 	}
-	qsort(o, th->nsl, sizeof(*o), pr_xout_cmp);
+	qsort(o, th->nsl, sizeof(*o), pr_export_out_cmp);
 	for (i = 0; i <= th->nsl; ++i) {
 		/* close what does not hold the next one */
 		while (depth && (i == th->nsl ||
@@ -999,7 +999,7 @@ struct pr_xline {
 	uint64_t count;
 };
 
-static int pr_xline_cmp(const void *a, const void *b)
+static int pr_export_line_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct pr_xline *)a)->stack,
 		      ((const struct pr_xline *)b)->stack);
@@ -1069,7 +1069,7 @@ int pr_export_folded(FILE *out, struct pr_export *const *x, size_t n)
 			nl += 1;
 		}
 	if (nl)
-		qsort(l, nl, sizeof(*l), pr_xline_cmp);
+		qsort(l, nl, sizeof(*l), pr_export_line_cmp);
 	for (i = 0; i < nl; i = j) {
 		uint64_t count = 0;
 

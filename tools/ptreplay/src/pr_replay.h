@@ -24,7 +24,7 @@ enum {
 	PR_OUT_CALLS	= 1 << 1,
 	PR_OUT_PROFILE	= 1 << 2,
 	PR_OUT_HEALTH	= 1 << 3,
-	PR_OUT_EXPORT	= 1 << 4,	/* --chrome-trace, --folded (pr_export) */
+	PR_OUT_EXPORT	= 1 << 4,	/* --chrome-trace, --folded */
 };
 
 struct pr_replay_opts {

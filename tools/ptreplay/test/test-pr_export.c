@@ -76,15 +76,17 @@ static const char *xfx_events(const char *json, int tid)
 		/* this event's thread */
 		if (!strstr(p, want) || strstr(p, want) > strchr(p, '}'))
 			continue;
-		if (sscanf(strstr(p, want) + strlen(want), "%31[0-9.]", ts) != 1)
+		if (sscanf(strstr(p, want) + strlen(want), "%31[0-9.]",
+			   ts) != 1)
 			continue;
 		if (ph == 'i')
 			snprintf(name, sizeof(name), "!");
 		else if (sscanf(strstr(p, "\"name\":\"") + 8, "%63[^\"]",
 				name) != 1)
 			continue;
-		len += (size_t)snprintf(ev + len, sizeof(ev) - len, "%s%c %s %s",
-					len ? "|" : "", ph, name, ts);
+		len += (size_t)snprintf(ev + len, sizeof(ev) - len,
+					"%s%c %s %s", len ? "|" : "", ph, name,
+					ts);
 	}
 	return ev;
 }
@@ -94,7 +96,8 @@ static struct prt_result json_escape(void)
 	/* quote, backslash, controls, DEL, UTF-8 of 2 and 4 bytes; then
 	 * bytes that are not UTF-8: stray, truncated, overlong, surrogate
 	 */
-	static const char in[] = "a\"b\\c\n\t\x01\x7f" "\xc3\xa9 \xf0\x9f\x98\x80"
+	static const char in[] = "a\"b\\c\n\t\x01\x7f"
+				 "\xc3\xa9 \xf0\x9f\x98\x80"
 				 "|\xff|\xc3|\xc0\xaf|\xed\xa0\x80|";
 	static const char want[] = "\"a\\\"b\\\\c\\u000a\\u0009\\u0001\\u007f"
 				   "\xc3\xa9 \xf0\x9f\x98\x80|\\ufffd|\\ufffd|"
