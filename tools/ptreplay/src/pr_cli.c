@@ -4,8 +4,10 @@
  */
 #include "pr_cli.h"
 #include "pr_decode.h"
+#include "pr_export.h"
 #include "pr_report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@ enum pr_cli_id {
 	PR_OPT_CALLS,
 	PR_OPT_PROFILE,
 	PR_OPT_HEALTH,
+	PR_OPT_CHROME_TRACE,
+	PR_OPT_FOLDED,
 	PR_OPT_INPUT,
 	PR_OPT_JOBS,
 	PR_OPT_NO_FLOWJIT,
@@ -62,6 +66,14 @@ static const struct pr_cli_opt pr_cli_opts[] = {
 	{ "health", 0, NULL, PR_OPT_HEALTH, PR_SEC_OUTPUT,
 	  "decode-health report" },
 	{ "report", 0, NULL, PR_OPT_HEALTH, PR_SEC_HIDDEN, NULL },
+	{ "chrome-trace", 0, "FILE", PR_OPT_CHROME_TRACE, PR_SEC_OUTPUT,
+	  "the calls as nested slices per thread, Chrome\n"
+	  "trace event JSON (Perfetto UI, speedscope)" },
+	{ "perfetto", 0, "FILE", PR_OPT_CHROME_TRACE, PR_SEC_OUTPUT,
+	  "the same JSON (Perfetto UI opens it)" },
+	{ "folded", 0, "FILE", PR_OPT_FOLDED, PR_SEC_OUTPUT,
+	  "collapsed stacks, 'a;b;c instructions' lines\n"
+	  "(flamegraph.pl, speedscope)" },
 	{ "input", 'i', "FILE", PR_OPT_INPUT, PR_SEC_OPTION,
 	  "the perf.data (default: perf.data)" },
 	{ "jobs", 'j', "N", PR_OPT_JOBS, PR_SEC_OPTION,
@@ -198,6 +210,14 @@ static enum pr_cli_result pr_cli_set(struct pr_replay_opts *opts,
 	case PR_OPT_HEALTH:
 		opts->outputs |= PR_OUT_HEALTH;
 		break;
+	case PR_OPT_CHROME_TRACE:
+		opts->outputs |= PR_OUT_EXPORT;
+		opts->chrome_trace = value;
+		break;
+	case PR_OPT_FOLDED:
+		opts->outputs |= PR_OUT_EXPORT;
+		opts->folded = value;
+		break;
 	case PR_OPT_INPUT:
 		opts->input = value;
 		break;
@@ -294,6 +314,62 @@ enum pr_cli_result pr_cli_parse(struct pr_replay_opts *opts, int argc,
 	return PR_CLI_RUN;
 }
 
+/* pr_export_task_fn for a loaded pr_replay @ctx. */
+static int pr_cli_task(void *ctx, int32_t tid, struct pr_export_task *task)
+{
+	const struct pr_replay *rp = ctx;
+
+	if (tid <= 0)
+		return -1;
+	task->pid = pr_replay_pid(rp, (uint32_t)tid);
+	task->comm = pr_replay_comm(rp, (uint32_t)tid);
+	return 0;
+}
+
+/* Write the file @path with @write (0: Chrome JSON, 1: folded) from the
+ * exporters of @d.  Returns zero on success, -1 (reported) otherwise.
+ */
+static int pr_cli_export(const struct pr_decode *d, const char *path,
+			 int folded)
+{
+	struct pr_export **x;
+	size_t i;
+	FILE *f;
+	int ret;
+
+	x = calloc(d->nq ? d->nq : 1, sizeof(*x));
+	if (!x) {
+		fprintf(stderr, "ptreplay: %s: out of memory\n", path);
+		return -1;
+	}
+	for (i = 0; i < d->nq; ++i) {
+		x[i] = d->q[i].x;
+		if (!x[i] && d->q[i].q->size) {
+			fprintf(stderr, "ptreplay: %s: out of memory\n", path);
+			free(x);
+			return -1;
+		}
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "ptreplay: %s: %s\n", path, strerror(errno));
+		free(x);
+		return -1;
+	}
+	if (folded)
+		ret = pr_export_folded(f, x, d->nq);
+	else
+		ret = pr_export_chrome(f, x, d->nq, pr_cli_task, d->rp,
+				       d->rp->opts.input);
+	if (fclose(f))
+		ret = -1;
+	if (ret < 0)
+		fprintf(stderr, "ptreplay: %s: could not write it (%s)\n",
+			path, errno ? strerror(errno) : "out of memory");
+	free(x);
+	return ret;
+}
+
 int pr_cli_decode(int argc, char *const *argv)
 {
 	struct pr_replay_opts opts;
@@ -330,6 +406,13 @@ int pr_cli_decode(int argc, char *const *argv)
 		return 1;
 	}
 	nerrors = pr_report_print(d, stdout);
+	if ((opts.chrome_trace && pr_cli_export(d, opts.chrome_trace, 0) < 0) ||
+	    (opts.folded && pr_cli_export(d, opts.folded, 1) < 0)) {
+		pr_decode_free(d);
+		pr_replay_fini(rp);
+		free(rp);
+		return 1;
+	}
 	if (nerrors)
 		fprintf(stderr, "ptreplay: %" PRIu64 " decode error(s); see "
 			"--health\n", nerrors);

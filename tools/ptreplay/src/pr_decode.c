@@ -4,6 +4,7 @@
  * (see pr_decode.h).
  */
 #include "pr_decode.h"
+#include "pr_export.h"
 #include "pr_sym.h"
 
 #include <intel-pt.h>
@@ -425,6 +426,7 @@ static void pr_qres_error(struct pr_qres *r, int code)
 	}
 	r->miss = 0;
 	pr_qres_flow_error(r, -code, pr_decode_err_name(code), r->last_ip);
+	pr_export_error(r->x, r->tid, r->time, pr_decode_err_name(code));
 
 	for (i = 0; i < r->nerr; ++i)
 		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
@@ -578,7 +580,7 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, tid, insn->ip, o->json);
 
-	if (o->outputs & PR_OUT_PROFILE) {
+	if (o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT)) {
 		if (!r->f_valid || insn->ip < r->f_lo || insn->ip >= r->f_hi ||
 		    !r->f_cur) {
 			char buf[8];
@@ -602,21 +604,28 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 			r->f_cur->count += 1;
 	}
 
-	if (o->outputs & PR_OUT_CALLS) {
+	if (o->outputs & (PR_OUT_CALLS | PR_OUT_EXPORT)) {
 		if (r->pend) {
 			char from[PR_NAME_MAX], to[PR_NAME_MAX];
 			const void *k1;
 			uint64_t k2, lo, hi;
-			const char *dso;
+			const char *dso, *fn;
 
 			memcpy(from, r->pend_from, sizeof(from));
-			pr_qres_sym(r, insn->ip, to, sizeof(to), &k1, &k2, &lo,
-				    &hi, &dso);
+			fn = pr_qres_sym(r, insn->ip, to, sizeof(to), &k1, &k2,
+					 &lo, &hi, &dso);
+			if (r->pend == 1)
+				pr_export_call(r->x, r->pend_tid, r->time,
+					       r->pend_fn, fn);
+			else
+				pr_export_ret(r->x, r->pend_tid, r->time,
+					      r->pend_fn, fn);
 			if (o->json) {
 				pr_json_escape(from, sizeof(from));
 				pr_json_escape(to, sizeof(to));
 			}
-			if (o->json)
+			/* the lines, unless only pr_export wants the calls */
+			if (o->json && (o->outputs & PR_OUT_CALLS))
 				pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
 					      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
 					      "\"from\":\"%s\",\"to\":\"%s\","
@@ -625,7 +634,7 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 					      r->pend_tid, r->pend_ip,
 					      r->pend == 1 ? "call" : "return",
 					      from, to, insn->ip);
-			else
+			else if (o->outputs & PR_OUT_CALLS)
 				pr_buf_printf(&r->calls, "%5d %16" PRIx64
 					      " %*s%s %s -> %s\n", r->pend_tid,
 					      r->pend_ip, 2 * (r->depth > 30 ?
@@ -657,11 +666,14 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 			r->pend_ip = insn->ip;
 			r->pend_tid = tid;
-			pr_qres_sym(r, insn->ip, r->pend_from,
-				    sizeof(r->pend_from), &k1, &k2, &lo, &hi,
-				    &dso);
+			r->pend_fn = pr_qres_sym(r, insn->ip, r->pend_from,
+						 sizeof(r->pend_from), &k1,
+						 &k2, &lo, &hi, &dso);
 		}
 	}
+	if (r->x)
+		pr_export_insns(r->x, tid, r->time,
+				r->f_cur ? r->f_cur->name : NULL, 1);
 }
 
 static volatile uint64_t pr_progress_bytes;
@@ -755,6 +767,8 @@ static void pr_qres_decode(struct pr_qres *r)
 					pr_qres_overflow(r);
 					pr_qres_flow_error(r, 6, "Overflow packet",
 							   ev.variant.overflow.ip);
+					pr_export_error(r->x, r->tid, r->time,
+							"overflow");
 				} else if (ev.type == ptev_enabled) {
 					pr_qres_time(r);
 					pr_qres_task(r, ev.has_tsc ?
@@ -877,6 +891,10 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 		d->q[i].rp = rp;
 		d->q[i].q = &rp->q[i];
 		total += rp->q[i].size;
+		if (rp->opts.outputs & PR_OUT_EXPORT)
+			d->q[i].x = pr_export_alloc(
+				(rp->opts.chrome_trace ? PR_EXPORT_SLICES : 0) |
+				(rp->opts.folded ? PR_EXPORT_STACKS : 0));
 	}
 	memset(&pool, 0, sizeof(pool));
 	pool.d = d;
@@ -938,6 +956,7 @@ void pr_decode_free(struct pr_decode *d)
 		free(r->err);
 		free(r->cur);
 		free(r->sw);
+		pr_export_free(r->x);
 	}
 	free(d->q);
 	free(d);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct pt_insn_decoder;
+struct pr_export;
 
 /* The longest name printed in a call line (with --lines, inlined
  * frames make names long).
@@ -117,7 +118,11 @@ struct pr_qres {
 	uint64_t pend_ip;
 	char pend_from[PR_NAME_MAX];
 	int32_t pend_tid;
+	const char *pend_fn;	/* the function of pend_ip */
 	int depth;
+
+	/* The call stacks for --chrome-trace/--folded, or NULL. */
+	struct pr_export *x;
 
 	/* Profile: a hash table and the current function's range. */
 	struct pr_prof *prof;

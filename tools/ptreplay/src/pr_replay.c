@@ -39,7 +39,8 @@ void pr_replay_init(struct pr_replay *rp, const struct pr_replay_opts *opts)
 	pr_store_init(&rp->store);
 	rp->store.no_files = rp->opts.no_files;
 	rp->store.symbols = !!(rp->opts.outputs & (PR_OUT_CALLS |
-						  PR_OUT_PROFILE));
+						  PR_OUT_PROFILE |
+						  PR_OUT_EXPORT));
 }
 
 void pr_replay_fini(struct pr_replay *rp)
@@ -100,6 +101,36 @@ static void pr_replay_set_task(struct pr_replay *rp, uint32_t tid,
 		rp->ntask += 1;
 	rp->task[i].tid = tid;
 	rp->task[i].pid = pid;
+}
+
+/* Name thread @tid @comm (up to @len bytes, NUL-terminated or not):
+ * control characters become '?'.
+ */
+static void pr_replay_set_comm(struct pr_replay *rp, uint32_t tid,
+			       const uint8_t *comm, size_t len)
+{
+	struct pr_task *t;
+	size_t i;
+
+	if (!rp->captask || !tid)
+		return;
+	t = &rp->task[pr_task_slot(rp->task, rp->captask, tid)];
+	if (t->tid != tid)
+		return;
+	for (i = 0; i < len && i + 1 < sizeof(t->comm) && comm[i]; ++i)
+		t->comm[i] = comm[i] < 0x20 || comm[i] == 0x7f ? '?' :
+			     (char)comm[i];
+	t->comm[i] = 0;
+}
+
+const char *pr_replay_comm(const struct pr_replay *rp, uint32_t tid)
+{
+	const struct pr_task *t;
+
+	if (!rp || !rp->captask || !tid)
+		return NULL;
+	t = &rp->task[pr_task_slot(rp->task, rp->captask, tid)];
+	return t->tid == tid && t->comm[0] ? t->comm : NULL;
 }
 
 uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid)
@@ -545,6 +576,8 @@ static int pr_replay_record(struct pr_replay *rp,
 		if (rec->body_size < 8)
 			break;
 		pr_replay_set_task(rp, pr_get32(b + 4), pr_get32(b));
+		pr_replay_set_comm(rp, pr_get32(b + 4), b + 8,
+				   rec->body_size - 8);
 		if (rec->misc & MISC_COMM_EXEC) {
 			/* a new address space: the old mappings end */
 			rp->cnt.execs += 1;
@@ -558,6 +591,15 @@ static int pr_replay_record(struct pr_replay *rp,
 			break;
 		rp->cnt.forks += 1;
 		pr_replay_set_task(rp, pr_get32(b + 8), pr_get32(b));
+		{
+			/* a child is named as its parent until its COMM */
+			const char *pc = pr_replay_comm(rp, pr_get32(b + 12));
+
+			if (pc && !pr_replay_comm(rp, pr_get32(b + 8)))
+				pr_replay_set_comm(rp, pr_get32(b + 8),
+						   (const uint8_t *)pc,
+						   strlen(pc));
+		}
 		if (pr_get32(b) != pr_get32(b + 4))
 			pr_replay_fork_space(rp, pr_get32(b), pr_get32(b + 4),
 					     rec->body_size >= 24 ?

@@ -25,6 +25,7 @@ enum {
 	PR_OUT_CALLS	= 1 << 1,
 	PR_OUT_PROFILE	= 1 << 2,
 	PR_OUT_HEALTH	= 1 << 3,
+	PR_OUT_EXPORT	= 1 << 4,	/* --chrome-trace, --folded */
 };
 
 struct pr_replay_opts {
@@ -43,6 +44,8 @@ struct pr_replay_opts {
 	const char *perf_map_dir; /* DIR/perf-PID.map names JIT code */
 	const char *jitdump;	/* a jitdump naming JIT code */
 	int lines;		/* file:line and inlined frames (libdw) */
+	const char *chrome_trace;	/* Chrome trace event JSON to write */
+	const char *folded;		/* collapsed stacks to write */
 };
 
 /* An AUX queue. */
@@ -58,6 +61,7 @@ struct pr_queue {
 
 struct pr_task {
 	uint32_t tid, pid;
+	char comm[16];		/* the last COMM's name ("" if none) */
 };
 
 struct pr_switch {
@@ -135,6 +139,11 @@ extern int pr_replay_load(struct pr_replay *rp, const uint8_t *buf,
 
 /* The pid owning thread @tid (@tid itself if unknown). */
 extern uint32_t pr_replay_pid(const struct pr_replay *rp, uint32_t tid);
+
+/* The name of thread @tid from its last COMM (or its parent's at FORK),
+ * or NULL if none was seen.
+ */
+extern const char *pr_replay_comm(const struct pr_replay *rp, uint32_t tid);
 
 /* The task on @cpu at @time: 0 if it ran a task, -1 if idle/unknown. */
 extern int pr_replay_on_cpu(const struct pr_replay *rp, uint32_t cpu,

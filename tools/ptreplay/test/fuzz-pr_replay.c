@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness: the perf.data reader, the sideband/flowjit loader and
- * the decode loop with every output, on arbitrary bytes; the same bytes
- * also go to the perf map and jitdump parsers (pr_jitmap) and their
- * lookups and stale rules, against two flowjit revisions made of them.
+ * the decode loop with every output (also the pr_export files), on
+ * arbitrary bytes; the same bytes also go to the perf map and jitdump
+ * parsers (pr_jitmap) and their lookups and stale rules, against two
+ * flowjit revisions made of them.
  *
  * Files named in the input are not opened (no_files), nor is the vdso
  * used, so a run depends on the input only.
  */
+#include "pr_export.h"
 #include "pr_jitmap.h"
 #include "pr_replay.h"
 #include "pr_report.h"
@@ -85,6 +87,24 @@ static void fuzz_jitmap(const uint8_t *data, size_t size, FILE *null)
 	pr_jitmap_free(m);
 }
 
+/* Write the call stacks of @d (--chrome-trace, --folded) to @out. */
+static void pr_fuzz_export(const struct pr_decode *d, FILE *out)
+{
+	struct pr_export **x;
+	size_t i;
+
+	if (!d)
+		return;
+	x = calloc(d->nq ? d->nq : 1, sizeof(*x));
+	if (!x)
+		return;
+	for (i = 0; i < d->nq; ++i)
+		x[i] = d->q[i].x;
+	pr_export_chrome(out, x, d->nq, NULL, NULL, "fuzz");
+	pr_export_folded(out, x, d->nq);
+	free(x);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
@@ -94,7 +114,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.no_vdso = 1,
 		.progress = 0,
 		.outputs = PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE |
-			   PR_OUT_HEALTH,
+			   PR_OUT_HEALTH | PR_OUT_EXPORT,
+		.chrome_trace = "-",
+		.folded = "-",
 	};
 	struct pr_replay *rp;
 
@@ -110,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pr_decode *d = pr_decode_run(rp);
 
 		pr_report_print(d, null);
+		pr_fuzz_export(d, null);
 		pr_decode_free(d);
 	}
 	pr_replay_fini(rp);

@@ -129,6 +129,20 @@ static inline void mkp_comm(struct mkp *m, uint32_t pid, uint32_t tid,
 	mkp_end(m, at, pid, tid, time, 0);
 }
 
+/* FORK of thread @tid (process @pid) from thread @ptid of @ppid. */
+static inline void mkp_fork(struct mkp *m, uint32_t pid, uint32_t ppid,
+			    uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	size_t at = mkp_begin(m, 7, 0);
+
+	mkp_u32(m, pid);
+	mkp_u32(m, ppid);
+	mkp_u32(m, tid);
+	mkp_u32(m, ptid);
+	mkp_u64(m, time);
+	mkp_end(m, at, pid, tid, time, 0);
+}
+
 static inline void mkp_mmap2(struct mkp *m, uint32_t pid, uint64_t start,
 			     uint64_t len, uint64_t pgoff, const char *name,
 			     uint64_t time)
@@ -323,6 +337,16 @@ static inline void mkpt_tip(struct mkpt *p, enum pt_packet_type type,
 	pkt.type = type;
 	pkt.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
 	pkt.payload.ip.ip = ip;
+	mkpt_pkt(p, &pkt);
+}
+
+static inline void mkpt_tsc(struct mkpt *p, uint64_t tsc)
+{
+	struct pt_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = tsc;
 	mkpt_pkt(p, &pkt);
 }
 
@@ -523,6 +547,93 @@ static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
 	mkpt_tip(&pt, ppt_tip_pgd, 0);
 	n = mkpt_fini(&pt);
 	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
+}
+
+/* The calls scenario (two per-thread AUX queues):
+ *
+ * - thread 100 ("jitter") runs user JIT code of three flowjit images:
+ *   0x10000 calls 0x20000 twice, which calls 0x28000 each time
+ *   (MKP_CALLS_FOLDED); 15 instructions;
+ * - thread 101 ("bpfrunner") runs BPF program bpf_prog_1111_outer (at
+ *   MKP_KADDR), which calls bpf_prog_2222_inner; 6 instructions.
+ *
+ * With @timed, TSC packets at 10000 (each PSB), then 11000, 12000 and
+ * 13000 as thread 100 returns; else only the PSBs' TSC 10000.
+ */
+#define MKP_CALLS_FOLDED						\
+	"bpf_prog_1111_outer 4\n"					\
+	"bpf_prog_1111_outer;bpf_prog_2222_inner 2\n"			\
+	"jit:100:0x10000 3\n"						\
+	"jit:100:0x10000;jit:100:0x20000 6\n"				\
+	"jit:100:0x10000;jit:100:0x20000;jit:100:0x28000 6\n"
+
+static inline uint8_t *mkp_calls_file(uint32_t (*crc)(const void *, size_t),
+				      int timed, size_t *size)
+{
+	/* call 0x20000; call 0x20000; syscall */
+	static const uint8_t a[] = { 0xe8, 0xfb, 0xff, 0x00, 0x00,
+				     0xe8, 0xf6, 0xff, 0x00, 0x00,
+				     0x0f, 0x05 };
+	/* nop; call 0x28000; ret */
+	static const uint8_t b[] = { 0x90, 0xe8, 0xfa, 0x7f, 0x00, 0x00,
+				     0xc3 };
+	/* nop; nop; ret */
+	static const uint8_t c[] = { 0x90, 0x90, 0xc3 };
+	/* nop; call MKP_KADDR + 0x1000; nop; syscall */
+	static const uint8_t ka[] = { 0x90, 0xe8, 0xfa, 0x0f, 0x00, 0x00,
+				      0x90, 0x0f, 0x05 };
+	/* nop; ret */
+	static const uint8_t kb[] = { 0x90, 0xc3 };
+	struct mkp m = { 0 };
+	struct mkpt pt;
+	uint8_t *f;
+	size_t n;
+
+	mkp_auxtrace_info(&m);
+	mkp_comm(&m, 100, 100, "jitter", 1, 10);
+	mkp_comm(&m, 101, 101, "bpfrunner", 1, 10);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, a, sizeof(a), 0, 1, 1000, 4096,
+		    -1, 0, crc);
+	mkp_flowjit(&m, 7, 1, 100, 0x20000, b, sizeof(b), 0, 1, 1000, 4096,
+		    -1, 0, crc);
+	mkp_flowjit(&m, 7, 1, 100, 0x28000, c, sizeof(c), 0, 1, 1000, 4096,
+		    -1, 0, crc);
+	mkp_flowjit(&m, 1, 0, 101, MKP_KADDR, ka, sizeof(ka), 11, 1, 1000,
+		    4096, -1, 0, crc);
+	mkp_ksymbol(&m, MKP_KADDR, sizeof(ka), "bpf_prog_1111_outer", 0,
+		    1001);
+	mkp_flowjit(&m, 1, 0, 101, MKP_KADDR + 0x1000, kb, sizeof(kb), 12, 1,
+		    1000, 4096, -1, 0, crc);
+	mkp_ksymbol(&m, MKP_KADDR + 0x1000, sizeof(kb),
+		    "bpf_prog_2222_inner", 0, 1001);
+
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 10000);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip, 0x20006);		/* 0x28000 returns */
+	if (timed)
+		mkpt_tsc(&pt, 11000);
+	mkpt_tip(&pt, ppt_tip, 0x10005);		/* 0x20000 returns */
+	if (timed)
+		mkpt_tsc(&pt, 12000);
+	mkpt_tip(&pt, ppt_tip, 0x20006);
+	if (timed)
+		mkpt_tsc(&pt, 13000);
+	mkpt_tip(&pt, ppt_tip, 0x1000a);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);		/* syscall */
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 10000);
+	mkpt_tip(&pt, ppt_tip_pge, MKP_KADDR);
+	mkpt_tip(&pt, ppt_tip, MKP_KADDR + 6);	/* the inner one returns */
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 1, 101, (uint32_t)-1);
 	f = mkp_file(&m, size);
 	free(m.data);
 	return f;

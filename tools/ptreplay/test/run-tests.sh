@@ -3,7 +3,8 @@
 #
 # Run all ptreplay tests and print kselftest-style TAP on stdout:
 #   unit tests (TEST_BIN_DIR/test-*), CLI robustness tests of $PTREPLAY,
-#   and the libipt ptt conformance run (PTT_DIR; by default
+#   the browser test (test/viewer-test.sh) and the libipt ptt conformance
+#   run (PTT_DIR; by default
 #   ../shared/peer/libipt-ptt beside the repository, a failure if absent).
 # Exits non-zero if any test failed.
 
@@ -187,12 +188,53 @@ for ((n = 0; n < 100; n++)); do
 			dd of="$tmp/flip.data" bs=1 seek=$((104 + (RANDOM * 32768 + RANDOM) % (size - 104))) \
 			conv=notrunc status=none
 	done
-	run decode -i "$tmp/flip.data" --health --calls --profile -j 2
+	run decode -i "$tmp/flip.data" --health --calls --profile -j 2 \
+		--chrome-trace "$tmp/flip.json" --folded "$tmp/flip.folded"
 	((rc <= 2)) || bad+=" flip$n:$rc"
+	((rc == 1)) || python3 "$here/check-trace.py" chrome "$tmp/flip.json" > "$tmp/ct" ||
+		bad+=" flip$n:json($(tail -1 "$tmp/ct"))"
 done
-check "ptreplay decode: 100 corrupted perf.data files: clear error or decode, no crash or hang" \
+check "ptreplay decode: 100 corrupted perf.data files: clear error or decode, no crash or hang, a valid trace file" \
 	test -z "$bad"
 [[ -n $bad ]] && diag "failures:$bad"
+
+# --- decode: --chrome-trace, --folded (pr_export) ---
+# check_trace WHAT KIND FILE ARGS...: test/check-trace.py says it is fine
+check_trace() {
+	local what=$1; shift
+	if python3 "$here/check-trace.py" "$@" > "$tmp/ct" 2>&1; then
+		ok "$what"; diag "$(cat "$tmp/ct")"
+	else fail "$what" "$(tail -3 "$tmp/ct")"; fi
+}
+"$mkperf" --calls "$tmp/calls.data"
+"$mkperf" --calls-untimed "$tmp/callsu.data"
+status_is "ptreplay decode --chrome-trace --folded: the calls scenario exports with status 0" 0 \
+	decode -i "$tmp/calls.data" --chrome-trace "$tmp/calls.json" --folded "$tmp/calls.folded"
+check "ptreplay decode --chrome-trace: the export alone prints nothing on stdout (no default --flow)" \
+	test ! -s "$tmp/out"
+check_trace "ptreplay decode --chrome-trace: valid JSON; JIT and BPF names (jit:PID:ADDR, KSYMBOL) nest per thread as called" \
+	chrome "$tmp/calls.json" \
+	--names jit:100:0x10000,jit:100:0x20000,jit:100:0x28000,bpf_prog_1111_outer,bpf_prog_2222_inner \
+	--nest jit:100:0x10000/jit:100:0x28000 --nest jit:100:0x20000/jit:100:0x28000 --nest bpf_prog_1111_outer/bpf_prog_2222_inner
+check "ptreplay decode --chrome-trace: threads are named from COMM, time is perf time from TSC" \
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["traceEvents"]
+n={x["tid"]:x["args"]["name"] for x in e if x["ph"]=="M" and x["name"]=="thread_name"}
+assert n=={100:"jitter",101:"bpfrunner"}, n
+assert d["otherData"]["clock"].startswith("perf time") and d["otherData"]["time_zero_ns"]==10000' "$tmp/calls.json"
+check "ptreplay decode --folded: one line per stack with its instructions (21 of 21)" \
+	diff -u - "$tmp/calls.folded" <<< "bpf_prog_1111_outer 4
+bpf_prog_1111_outer;bpf_prog_2222_inner 2
+jit:100:0x10000 3
+jit:100:0x10000;jit:100:0x20000 6
+jit:100:0x10000;jit:100:0x20000;jit:100:0x28000 6"
+run decode -i "$tmp/callsu.data" --perfetto "$tmp/callsu.json"
+check "ptreplay decode --perfetto: the same JSON; without two timing packets time is instructions, and it says so" \
+	bash -c 'grep -q "\"clock\":\"instructions" "$1" && grep -q "\"ts\":7,\"name\":\"jit:100:0x20000\"" "$1"' _ "$tmp/callsu.json"
+status_is "ptreplay decode --chrome-trace: an unwritable file fails with status 1" 1 \
+	decode -i "$tmp/calls.data" --chrome-trace "$tmp/no/such/dir.json"
+stderr_says "ptreplay decode --chrome-trace: an unwritable file is named on stderr" "no/such/dir.json"
+status_is "ptreplay decode --folded: a missing argument fails with status 1" 1 \
+	decode -i "$tmp/calls.data" --folded
 
 # --- decode: ptsynth traces of real executions vs ground truth and perf ---
 ptsynth_dir=$here/../../ptsynth
@@ -277,6 +319,32 @@ else
 		check "ptreplay decode --calls: calls and returns are named (main -> collatz)" \
 			grep -q "call   main+0x[0-9a-f]* -> collatz+0x0" "$tmp/out"
 	fi
+	# exports of real executions: valid, nested, every instruction; the
+	# threads sharing one CPU's queue (switched in and out)
+	[[ -f $tmp/threads.gt ]] && "$ptsynth" synth -g "$tmp/threads.gt" \
+		-o "$tmp/threadscpu.data" --per-cpu --cpus 1 > /dev/null 2>&1
+	for p in loop indirect signal threads threadscpu loopcpu loopret loopovf; do
+		[[ -f $tmp/$p.data ]] || continue
+		run decode -i "$tmp/$p.data" --health -j 2 --chrome-trace "$tmp/$p.json" \
+			--folded "$tmp/$p.folded"
+		insns=$(sed -n 's/^instructions decoded: *//p' "$tmp/out")
+		check_trace "ptreplay decode --chrome-trace: ptsynth $p: valid JSON, slices nest per thread" \
+			chrome "$tmp/$p.json"
+		check_trace "ptreplay decode --folded: ptsynth $p: well-formed, the counts add up to the $insns instructions decoded" \
+			folded "$tmp/$p.folded" --total "${insns:-0}"
+	done
+	if [[ -f $tmp/loop.json ]]; then
+		check_trace "ptreplay decode --chrome-trace: ptsynth loop: collatz slices lie within main" \
+			chrome "$tmp/loop.json" --nest main/collatz
+		check "ptreplay decode --folded: ptsynth loop: collatz is called from main" \
+			grep -qE "(^|;)main;collatz [0-9]+$" "$tmp/loop.folded"
+	fi
+	[[ -f $tmp/loopovf.json ]] && check "ptreplay decode --chrome-trace: the injected OVF is an instant event" \
+		grep -q '"name":"trace error","args":{"error":"overflow"}' "$tmp/loopovf.json"
+	[[ -f $tmp/threads.json ]] && check "ptreplay decode --chrome-trace: ptsynth threads: 3 threads, named" \
+		python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]
+assert len({x["tid"] for x in e if x["ph"]=="B"})==3
+assert len([x for x in e if x["ph"]=="M" and x["name"]=="thread_name"])==3' "$tmp/threads.json"
 fi
 
 # --- names: a JIT naming its code in a perf map (test/prog-jitmap.c) ---
@@ -399,6 +467,11 @@ PY
 			"exit status $frc" "$(grep -m3 -E 'ERROR|SUMMARY|crash-' "$tmp/fuzz.log")"
 	fi
 fi
+
+# --- viewer: the exports in speedscope in headless Chromium (SKIP without
+# node, npm or chromium) ---
+while IFS= read -r l; do lines+=("$l"); done < <(PTREPLAY=$ptreplay TEST_BIN_DIR=$bin \
+	bash "$here/viewer-test.sh" --lines 2>&1)
 
 # --- conformance: libipt's ptt cases, compared with ptxed's output ---
 if [[ ! -x $ptt/run ]]; then

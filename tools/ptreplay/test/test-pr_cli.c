@@ -95,6 +95,32 @@ static struct prt_result outputs_and_flags(void)
 	return prt_passed();
 }
 
+static struct prt_result exports(void)
+{
+	struct parse p;
+
+	PARSE(&p, "--chrome-trace", "a.json", "--folded=b.folded");
+	prt_int_eq(p.res, PR_CLI_RUN);
+	/* files are outputs: no --flow added */
+	prt_uint_eq(p.opts.outputs, PR_OUT_EXPORT);
+	prt_str_eq(p.opts.chrome_trace, "a.json");
+	prt_str_eq(p.opts.folded, "b.folded");
+	parse_free(&p);
+
+	PARSE(&p, "--calls", "--perfetto", "c.json");
+	prt_int_eq(p.res, PR_CLI_RUN);
+	prt_uint_eq(p.opts.outputs, PR_OUT_CALLS | PR_OUT_EXPORT);
+	prt_str_eq(p.opts.chrome_trace, "c.json");
+	prt_null(p.opts.folded);
+	parse_free(&p);
+
+	PARSE(&p, "--folded");
+	prt_int_eq(p.res, PR_CLI_ERROR);
+	prt_str_eq(p.err, "ptreplay: --folded needs an argument\n");
+	parse_free(&p);
+	return prt_passed();
+}
+
 static struct prt_result errors(void)
 {
 	struct parse p;
@@ -146,6 +172,8 @@ static struct prt_result help_lists_every_option(void)
 		"  -j, --jobs N  decode N", "  --no-flowjit  ", "  --json        ",
 		"  --progress    ", "  --no-progress\n", "  --no-vdso     ",
 		"  --vmlinux F   ", "  --no-text-poke\n", "  -h, --help    ",
+		"  --chrome-trace FILE\n", "  --perfetto FILE\n",
+		"  --folded FILE\n",
 		"outputs (default: --flow):\n", "\noptions:\n",
 	};
 	struct parse p;
@@ -171,6 +199,8 @@ int main(void)
 		forms_of_arguments);
 	prt_run(suite, "pr_cli: outputs and flags are set, --flow only by "
 		"default", outputs_and_flags);
+	prt_run(suite, "pr_cli: --chrome-trace, --perfetto and --folded take "
+		"a file and replace the default --flow", exports);
 	prt_run(suite, "pr_cli: unknown options, bad or missing arguments "
 		"fail with a message", errors);
 	prt_run(suite, "pr_cli: --help lists every option of the table",

@@ -3,8 +3,10 @@
  * Unit tests for pr_decode: decoding through the versioned store, seen
  * through the instruction flow (the other outputs: test-pr_report.c).
  */
+#include "pr_export.h"
 #include "pr_mkperf.h"
 #include "pr_replay.h"
+#include "pr_report.h"
 #include "pr_test.h"
 
 /* Decode the JIT scenario with @opts; the output goes to *@text. */
@@ -271,6 +273,76 @@ static struct prt_result tie_overflow_is_suspect(void)
 	return prt_passed();
 }
 
+/* Decode the calls scenario with @jobs threads and @outputs (and the
+ * exporter); its folded stacks go to *@folded, the report to *@text.
+ */
+static int run_export(int jobs, uint32_t outputs, char **folded, char **text)
+{
+	struct pr_replay_opts opts = { .jobs = jobs, .no_files = 1,
+		.outputs = outputs | PR_OUT_EXPORT, .folded = "-" };
+	struct pr_export *x[2];
+	struct pr_decode *d;
+	struct pr_replay rp;
+	size_t size, len;
+	uint8_t *f = mkp_calls_file(flowjit_csum, 1, &size);
+	FILE *out;
+	int ret = -1;
+
+	pr_replay_init(&rp, &opts);
+	if (pr_replay_load(&rp, f, size) < 0)
+		goto out;
+	d = pr_decode_run(&rp);
+	if (!d || d->nq != 2)
+		goto out_decode;
+	x[0] = d->q[0].x;
+	x[1] = d->q[1].x;
+	out = open_memstream(folded, &len);
+	ret = pr_export_folded(out, x, 2);
+	fclose(out);
+	out = open_memstream(text, &len);
+	pr_report_print(d, out);
+	fclose(out);
+out_decode:
+	pr_decode_free(d);
+out:
+	pr_replay_fini(&rp);
+	free(f);
+	return ret;
+}
+
+/* The decoder's hooks give the exporter every call, return and
+ * instruction, with -j 1 and -j 2, and change no other output.
+ */
+static struct prt_result export_hooks(void)
+{
+	char *folded = NULL, *text = NULL, *folded2 = NULL, *text2 = NULL;
+	char *plain = NULL;
+	uint64_t nerr;
+	size_t size;
+	uint8_t *f;
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1,
+		.outputs = PR_OUT_CALLS | PR_OUT_PROFILE };
+
+	prt_int_eq(run_export(1, PR_OUT_CALLS | PR_OUT_PROFILE, &folded,
+			      &text), 0);
+	prt_str_eq(folded, MKP_CALLS_FOLDED);
+	prt_int_eq(run_export(2, 0, &folded2, &text2), 0);
+	prt_str_eq(folded2, MKP_CALLS_FOLDED);
+	prt_str_eq(text2, "");
+	f = mkp_calls_file(flowjit_csum, 1, &size);
+	prt_int_eq(mkp_decode_file(&opts, f, size, &plain, &nerr, NULL), 0);
+	free(folded);
+	free(folded2);
+	free(text2);
+	prt_check(text && plain);
+	prt_check(strstr(text, "return jit:100:0x20000+0x6 -> "
+			       "jit:100:0x10000+0xa"));
+	prt_str_eq(text, plain);
+	free(text);
+	free(plain);
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -304,5 +376,8 @@ int main(void)
 	prt_run(suite, "pr_decode: an overflow that may have lost a fault's "
 		"TIP.PGE makes the old revision's instructions suspect",
 		tie_overflow_is_suspect);
+	prt_run(suite, "pr_decode: calls, returns and instructions reach the "
+		"exporter (-j 1, -j 2); the other outputs are unchanged",
+		export_hooks);
 	return prt_exit(&suite);
 }

@@ -8,6 +8,39 @@
 #include "pr_replay.h"
 #include "pr_test.h"
 
+/* COMM names threads; a forked thread has its parent's name until its
+ * own COMM; control characters in a name become '?'.
+ */
+static struct prt_result comm_names(void)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .no_files = 1 };
+	struct pr_replay rp;
+	struct mkp m = { 0 };
+	size_t size;
+	uint8_t *f;
+
+	mkp_auxtrace_info(&m);
+	mkp_comm(&m, 100, 100, "jitter", 1, 10);
+	mkp_fork(&m, 100, 100, 102, 100, 20);
+	mkp_fork(&m, 100, 100, 103, 100, 21);
+	mkp_comm(&m, 100, 103, "work\ter", 0, 30);
+	mkp_comm(&m, 104, 104, "a-name-of-15-ch", 1, 40);
+	f = mkp_file(&m, &size);
+	free(m.data);
+	pr_replay_init(&rp, &opts);
+	prt_int_eq(pr_replay_load(&rp, f, size), -1);	/* no AUX data */
+	prt_str_eq(pr_replay_comm(&rp, 100), "jitter");
+	prt_str_eq(pr_replay_comm(&rp, 102), "jitter");
+	prt_str_eq(pr_replay_comm(&rp, 103), "work?er");
+	prt_str_eq(pr_replay_comm(&rp, 104), "a-name-of-15-ch");
+	prt_null(pr_replay_comm(&rp, 105));
+	prt_null(pr_replay_comm(&rp, 0));
+	prt_null(pr_replay_comm(NULL, 100));
+	pr_replay_fini(&rp);
+	free(f);
+	return prt_passed();
+}
+
 static uint8_t *scenario(size_t *size)
 {
 	return mkp_scenario_file(flowjit_csum, 1, size);
@@ -322,6 +355,8 @@ int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
 
+	prt_run(suite, "pr_replay: threads are named by COMM, forked ones by "
+		"their parent until their own", comm_names);
 	prt_run(suite, "pr_replay: the JIT scenario loads: queues, lost "
 		"records, flowjit images resolved/incomplete/retired, names",
 		load_scenario);
