@@ -824,9 +824,11 @@ static int flowjit_store_add_delta(struct flowjit_store *st, const struct flowji
 
 const struct flowjit_rev *flowjit_store_settled(struct flowjit_store *st)
 {
-	if (!st || st->next_settled == st->nr_settled) {
-		if (st)
-			st->nr_settled = st->next_settled = 0;
+	if (!st)
+		return NULL;
+	if (st->next_settled == st->nr_settled) {
+		st->nr_settled = 0;
+		st->next_settled = 0;
 		return NULL;
 	}
 	return st->settled[st->next_settled++];

@@ -50,7 +50,7 @@ static void rec(uint32_t type, size_t body_len, uint64_t st, uint64_t id,
 /* a user JIT image of thread 42 taken at an exec fault, at @time */
 static void fault_image(uint64_t time, uint32_t revision)
 {
-	static const uint8_t code[16] = { 0x90, 0xc3 };
+	uint8_t code[16] = { 0x90, 0xc3, revision };
 	struct flowjit_record fr = {
 		.version = FLOWJIT_RECORD_VERSION, .kind = FLOWJIT_KIND_USER_JIT,
 		.op = FLOWJIT_OP_IMAGE, .asid = 3, .pid = 42, .tid = 42,
@@ -65,6 +65,21 @@ static void fault_image(uint64_t time, uint32_t revision)
 	    time);
 	memcpy(data + at + 8, &fr, sizeof(fr));
 	memcpy(data + at + 8 + sizeof(fr), code, sizeof(code));
+}
+
+/*
+ * Returns true if @r is a valid flowjit delta record against revision
+ * @base, or, for @base 0, a whole image.
+ */
+static bool delta_of(const struct ps_sb_rec *r, uint32_t base)
+{
+	struct flowjit_chunk c;
+
+	if (r->data[0] != 63 || flowjit_chunk_parse(&c, r->data + 8, r->body_len - 8, NULL))
+		return false;
+	if (!base)
+		return c.rec.op == FLOWJIT_OP_IMAGE;
+	return c.rec.op == FLOWJIT_OP_DELTA && c.rec.base == base;
 }
 
 /* a record with a single u64, @id: too short for the trailer of its attr */
@@ -143,7 +158,7 @@ int main(void)
 	/* not sideband: skipped */
 	rec(PERF_RECORD_SAMPLE, 8, ST0, ID0, 600);
 
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0, false);
 	TAP_OK(!err, "unit: sideband: a perf.data with malformed records loads");
 	if (!err) {
 		TAP_DIAG("kept %zu, time 0 %llu, malformed %llu, skipped %llu, flowjit %llu",
@@ -171,7 +186,7 @@ int main(void)
 	fault_image(1000, 1);
 	fault_image(2000, 2);
 	fault_image(3000, 3);
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 2);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 2, false);
 	TAP_OK(!err && sb.nr == 3 && sb.nr_lost_made == 1 && sb.nr_faults == 3 &&
 	       sb.recs[1].data[0] == PERF_RECORD_LOST && sb.recs[1].time == 2000 &&
 	       sb.recs[1].body_len == 24 && sb.recs[0].data[0] == 63 &&
@@ -179,16 +194,32 @@ int main(void)
 	       "unit: sideband: --lose-image replaces that image by a PERF_RECORD_LOST at its time, its fault stays");
 	if (!err)
 		ps_sb_free(&sb);
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 4);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 4, false);
 	TAP_OK(!err && sb.nr == 3 && !sb.nr_lost_made,
 	       "unit: sideband: --lose-image past the last image loses nothing (the caller reports it)");
+	if (!err)
+		ps_sb_free(&sb);
+
+	/* --delta: the second and third images are deltas of the one before */
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0, true);
+	TAP_OK(!err && sb.nr == 3 && sb.nr_deltas == 2 && sb.nr_faults == 3 &&
+	       delta_of(&sb.recs[1], 1) && delta_of(&sb.recs[2], 2) &&
+	       delta_of(&sb.recs[0], 0),
+	       "unit: sideband: --delta makes images after a page's first deltas of the one before, still faults");
+	if (!err)
+		ps_sb_free(&sb);
+	/* ... and an image lost is still the next one's base */
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 2, true);
+	TAP_OK(!err && sb.nr == 3 && sb.nr_lost_made == 1 &&
+	       sb.recs[1].data[0] == PERF_RECORD_LOST && delta_of(&sb.recs[2], 2),
+	       "unit: sideband: --delta --lose-image: the image lost is the next delta's base");
 	if (!err)
 		ps_sb_free(&sb);
 
 	/* the last record's size runs past the end of the data section */
 	raw(PERF_RECORD_COMM, 64);
 	len -= 32;
-	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0);
+	err = write_file(path) ? -1 : ps_sb_load(&sb, path, NULL, false, 0, false);
 	TAP_OK(err == -EINVAL,
 	       "unit: sideband: a record running past the data section is an error (%d)",
 	       err);
