@@ -403,8 +403,9 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		ret += fprintf(out, "flowjit: warning: %llu delta records without",
 			       (unsigned long long)(st.delta_no_base + st.delta_bad));
 		ret += fprintf(out, " their base image");
-		ret += fprintf(out, " (or with a result that fails its CRC-32C): their code is");
-		ret += fprintf(out, " missing from their time on, never decoded from older bytes\n");
+		ret += fprintf(out, " (or with a result that fails its CRC-32C):");
+		ret += fprintf(out, " their code is missing from their time on,");
+		ret += fprintf(out, " never decoded from older bytes\n");
 	}
 	if (s->suspect) {
 		ret += fprintf(out, "flowjit: warning: %llu instructions were decoded",
