@@ -115,7 +115,8 @@ for d in "$@"; do
 	fi
 
 	# 1d. a delta's base image lost: perf warns, never decodes old bytes
-	if [[ -s $d/perf-delta-lost.data ]] && grep -q 'without base [1-9]' "$d/delta-lost.health"; then
+	if [[ -s $d/perf-delta-lost.data ]] &&
+		grep -q 'without base [1-9]' "$d/delta-lost.health"; then
 		decode "$n" "$d/perf-delta-lost.data" "$w/delta-lost" PERF_CONFIG=/dev/null
 		errs=$(cat "$w/delta-lost.errors")
 		what="a delta record's base image lost: perf warns and shows errors"
