@@ -464,17 +464,30 @@ void pr_export_insns(struct pr_export *x, int32_t tid, uint64_t time,
 		     const char *fn, uint64_t n)
 {
 	struct pr_xthread *th = pr_export_at(x, tid, time);
-	struct pr_xnode *node;
+	uint32_t top, id, leaf;
 
 	if (!th)
 		return;
 	if (!th->depth && fn)
 		pr_export_bottom(x, th, fn);
-	node = th->depth ? &x->node[th->fr[th->depth - 1].node] :
-	       th->root != PR_XNONE ? &x->node[th->root] : NULL;
-	if (node)
-		node->count += n;
+	top = th->depth ? th->fr[th->depth - 1].node : th->root;
 	th->n += n;
+	if (top == PR_XNONE)
+		return;
+	/*
+	 * Code entered by a jump (a JIT's trace, a tail call) runs in the
+	 * frame of the function that jumped: its instructions count in a
+	 * leaf of their own name below that frame, as a sampled stack's
+	 * leaf is the function of the sampled IP. Only the counts (the
+	 * --folded stacks) have it; the timeline's slices are the calls.
+	 */
+	id = fn ? pr_export_intern(x, fn) : PR_XNONE;
+	if (id != PR_XNONE && id != x->node[top].name) {
+		leaf = pr_export_child(x, top, id);
+		if (leaf != PR_XNONE)
+			top = leaf;
+	}
+	x->node[top].count += n;
 }
 
 void pr_export_call(struct pr_export *x, int32_t tid, uint64_t time,
