@@ -148,6 +148,24 @@ for n in "${names[@]}"; do
 		not_ok "$n: ptreplay with flowjit records decodes all $total instructions as executed (rc $rc)"
 	fi
 
+	# 1a. the flow exported for viewers: a valid Chrome trace (B/E
+	# nested per thread), collapsed stacks counting every instruction,
+	# the JIT code a frame of its own name
+	"$ptreplay" decode -i "$d/perf.data" --chrome-trace "$d/timeline.json" \
+		--folded "$d/stacks.folded" > /dev/null 2> "$d/export.err"
+	rc=$?
+	ct=$(python3 "$top/tools/ptreplay/test/check-trace.py" chrome "$d/timeline.json" 2>&1 &&
+	     python3 "$top/tools/ptreplay/test/check-trace.py" folded "$d/stacks.folded" \
+		--total "$total" 2>&1)
+	ctrc=$?
+	jit=$(grep -c '^[^ ]*jit:[0-9]*:0x' "$d/stacks.folded")
+	if ((rc == 0 && ctrc == 0 && jit > 0)); then
+		ok "$n: exported: a valid Chrome trace and collapsed stacks of all $total instructions, JIT code in $jit stacks ($(tr '\n' ' ' <<< "$ct"))"
+	else
+		echo "# $n: $(tail -n 2 <<< "$ct") $(head -n 2 "$d/export.err")"
+		not_ok "$n: exported: a valid Chrome trace and collapsed stacks of all $total instructions, JIT code named (rc $rc, check $ctrc, $jit JIT stacks)"
+	fi
+
 	# revision switches: what tied them (a diagnostic)
 	echo "# $n: $(grep -m 1 '^revision switches' "$d/ptreplay.health")"
 
