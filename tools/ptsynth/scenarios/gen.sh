@@ -6,6 +6,7 @@
 # FLOWJIT_BUILD (make guest; scripts/perf-build).
 #
 #   gen.sh [NAME...]      default: every scenario of scenarios/list
+#   FLOWJIT_SCEN_DIR=DIR  write the corpus there instead of $B/scenarios
 #
 # The guest runs each scenario (guest-run.sh); the host merges the real
 # perf --flowjit sideband with the PT trace synthesised from the ground
@@ -22,7 +23,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 B=${FLOWJIT_BUILD:-$top/build}
-S=$B/scenarios
+# FLOWJIT_SCEN_DIR: another corpus directory (make demo's)
+S=${FLOWJIT_SCEN_DIR:-$B/scenarios}
 die() { echo "scenarios: $*" >&2; exit 1; }
 
 [[ -f $B/linux/arch/x86/boot/bzImage && -f $B/initramfs.cpio.gz ]] ||
