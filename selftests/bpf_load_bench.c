@@ -87,6 +87,13 @@ int main(int argc, char **argv)
 	}
 	sb_attr_init(&attr);
 	attr.flowjit = 1;
+	/*
+	 * Wake the reader as perf record does without --no-buffering: at
+	 * the kernel's default watermark (half the buffer), not at every
+	 * record, which costs an irq_work interrupt each.
+	 */
+	attr.watermark = 0;
+	attr.wakeup_watermark = 0;
 	flowjit = !sb_open(&sb, &attr);
 	if (flowjit)
 		sb_close(&sb);
