@@ -58,19 +58,17 @@
 #include <poll.h>
 #include <stdio.h>
 #include <time.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 
 #define SB_DATA_PAGES	8192	/* 32 MiB per CPU: room for stalls */
 #include "flowjit_records.h"
+#include "graph_trace.h"
 
 #define MAX_ROUNDS	32
 #define PAGE		4096UL
 #define EBPF_JIT	"/samples/ebpf-jit"
 #define LUAJIT		"/usr/bin/luajit"
 #define LUAJIT_HOT	"/selftests/flowjit/luajit_hot.lua"
-#define TRACEFS		"/sys/kernel/tracing"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static double now_ns(void)
 {
@@ -207,27 +205,6 @@ static uint64_t pfn_of(int pagemap, const void *p)
 	return (e & (1ULL << 63)) ? e & ((1ULL << 55) - 1) : 0;
 }
 
-/* write @val to the tracefs file @name; @append adds to it. 0 or -errno */
-static int tracefs_write(const char *name, const char *val, bool append)
-{
-	char path[128];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), TRACEFS "/%s", name);
-	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
-	if (fd < 0) {
-		fprintf(stderr, "user_jit_bench: %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		ret = -errno;
-	close(fd);
-	if (ret)
-		fprintf(stderr, "user_jit_bench: %s < \"%s\": %s\n", name, val,
-			strerror(-ret));
-	return ret;
-}
-
 /* split mode: the loop being traced, NULL when not tracing */
 static const char *split_phase;
 
@@ -236,13 +213,10 @@ static void split_trace(bool on)
 {
 	if (!split_phase)
 		return;
-	if (on) {
-		/* a marker needs the ring buffer on */
-		tracefs_write("tracing_on", "1", false);
-		tracefs_write("trace_marker", split_phase, false);
-	} else {
-		tracefs_write("tracing_on", "0", false);
-	}
+	if (on)
+		graph_mark(split_phase);
+	else
+		graph_stop();
 }
 
 /*
@@ -443,31 +417,12 @@ static const char *const split_funcs[] = {
 static int split_pass(int pass, int nfuncs, int pages)
 {
 	static const char *const phase[] = { "exec", "rwx", "plain" };
-	char buf[4096], pid[32];
 	long f;
-	int i, mv, fd;
-	ssize_t n;
+	int i, mv;
 	double t;
 
-	if (nfuncs) {
-		if (tracefs_write("current_tracer", "nop", false) ||
-		    tracefs_write("set_ftrace_filter", "", false))
-			return 1;
-		for (i = 0; i < nfuncs; i++)
-			if (tracefs_write("set_ftrace_filter", split_funcs[i],
-					  true))
-				printf("# split: cannot trace %s\n",
-				       split_funcs[i]);
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		/* funcgraph-tail is the tracer's: set after it */
-		if (tracefs_write("tracing_on", "0", false) ||
-		    tracefs_write("set_ftrace_pid", pid, false) ||
-		    tracefs_write("trace_clock", "local", false) ||
-		    tracefs_write("current_tracer", "function_graph", false) ||
-		    tracefs_write("trace_options", "funcgraph-tail", false) ||
-		    tracefs_write("trace", "", false))
-			return 1;
-	}
+	if (nfuncs && graph_setup(split_funcs, nfuncs))
+		return 1;
 	for (i = 0; i < 3; i++) {
 		split_phase = nfuncs ? phase[i] : NULL;
 		if (i == 2)
@@ -478,27 +433,7 @@ static int split_pass(int pass, int nfuncs, int pages)
 		printf("# split pass %d %s: %d pages, %ld faults, %.0f ns/page\n",
 		       pass, phase[i], pages, f, t);
 	}
-	if (!nfuncs)
-		return 0;
-	fd = open(TRACEFS "/trace", O_RDONLY);
-	if (fd < 0)
-		return 1;
-	f = 0;
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		char *line = buf, *nl;
-
-		buf[n] = 0;
-		/* tracefs returns whole lines per read */
-		while ((nl = strchr(line, '\n'))) {
-			*nl = 0;
-			if (line[0] != '#')
-				printf("T %d %s\n", pass, line);
-			line = nl + 1;
-		}
-	}
-	close(fd);
-	tracefs_write("current_tracer", "nop", false);
-	return 0;
+	return nfuncs ? graph_dump(pass) : 0;
 }
 
 static int bench_split(int pages)
@@ -509,8 +444,7 @@ static int bench_split(int pages)
 	long f;
 	int mv, ret;
 
-	if (access(TRACEFS "/trace", F_OK) &&
-	    mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
+	if (graph_mount()) {
 		perror("mount tracefs");
 		return 1;
 	}
