@@ -338,24 +338,33 @@ static double untracked_calls(int pages, long *faults)
 	return r[0];
 }
 
-static int bench_faults(int rounds, int pages)
+/* a flowjit event on this task's user code into @sb. 0, or 1 (said) */
+static int open_self(struct sb *sb)
 {
-	double plain[MAX_ROUNDS], wx[MAX_ROUNDS], rwx[MAX_ROUNDS];
-	double rwx_r[MAX_ROUNDS], wx_r[MAX_ROUNDS], untracked[MAX_ROUNDS];
-	long fp = 0, fw = 0, fr = 0, fu = 0, f;
 	struct perf_event_attr attr;
-	struct count c = { 0 };
-	int r, moved = 0, mv;
-	struct sb sb;
 
 	sb_attr_init(&attr);
 	attr.flowjit = 1;
 	attr.exclude_kernel = 1;
 	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 2;
-	if (sb_open_task(&sb, &attr, 0)) {
+	if (sb_open_task(sb, &attr, 0)) {
 		perror("perf_event_open(flowjit, self)");
 		return 1;
 	}
+	return 0;
+}
+
+static int bench_faults(int rounds, int pages)
+{
+	double plain[MAX_ROUNDS], wx[MAX_ROUNDS], rwx[MAX_ROUNDS];
+	double rwx_r[MAX_ROUNDS], wx_r[MAX_ROUNDS], untracked[MAX_ROUNDS];
+	long fp = 0, fw = 0, fr = 0, fu = 0, f;
+	struct count c = { 0 };
+	int r, moved = 0, mv;
+	struct sb sb;
+
+	if (open_self(&sb))
+		return 1;
 	/* arming runs as task work on the way back to user space: done */
 	exec_faults(pages / 4 + 1, false, &f);	/* warm up */
 	plain_faults(pages / 4 + 1, &f, &mv);
@@ -438,7 +447,6 @@ static int split_pass(int pass, int nfuncs, int pages)
 
 static int bench_split(int pages)
 {
-	struct perf_event_attr attr;
 	struct count c = { 0 };
 	struct sb sb;
 	long f;
@@ -448,14 +456,8 @@ static int bench_split(int pages)
 		perror("mount tracefs");
 		return 1;
 	}
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
-	attr.exclude_kernel = 1;
-	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 2;
-	if (sb_open_task(&sb, &attr, 0)) {
-		perror("perf_event_open(flowjit, self)");
+	if (open_self(&sb))
 		return 1;
-	}
 	exec_faults(pages, false, &f);	/* warm up */
 	plain_faults(pages, &f, &mv);
 	ret = split_pass(0, 0, pages) ||
