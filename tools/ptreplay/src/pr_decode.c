@@ -123,6 +123,30 @@ const char *pr_decode_err_name(int code)
 	return pt_errstr(pt_errcode(code));
 }
 
+static int pr_read_mem(uint8_t *buffer, size_t size,
+		       const struct pt_asid *asid, uint64_t ip, void *context);
+
+/* Give the decoder the image of its space and lookup time's epoch
+ * (pr_image.h, "pr_rimage"); without one it reads through the callback.
+ */
+static void pr_qres_image(struct pr_qres *r)
+{
+	struct pt_image *image;
+	uint64_t epoch;
+
+	if (!r->sections || !r->dec)
+		return;
+	epoch = pr_store_epoch(&r->rp->store, r->ltime);
+	image = pr_rimage_dec_select(&r->img, r->space, epoch);
+	if (image == r->image)
+		return;
+	/* NULL: the decoder's own image, only the callback */
+	if (image)
+		pt_image_set_callback(image, pr_read_mem, r);
+	r->image = image;
+	pt_insn_set_image(r->dec, image);
+}
+
 /* Per-CPU queues: the task on the CPU at perf time @time.  Called when
  * tracing is (re-)enabled (a switch-in is a TIP.PGE after a TSC) and at
  * synchronization: the decoder's time runs ahead of the instructions
@@ -145,6 +169,7 @@ static void pr_qres_task(struct pr_qres *r, uint64_t time)
 		r->tid = -1;
 	}
 	r->f_valid = 0;
+	pr_qres_image(r);
 }
 
 /* The thread whose exec faults the trace shows now (libflowjit.h,
@@ -207,6 +232,7 @@ static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 	r->c_rgn = NULL;
 	r->f_valid = 0;
 	r->sus_rev = NULL;
+	pr_qres_image(r);
 }
 
 /* Update the trace time and the current task from the decoder. */
@@ -231,6 +257,8 @@ static void pr_qres_time(struct pr_qres *r)
 	/* no task known yet on this CPU: maybe now */
 	if (r->q->tid < 0 && r->q->cpu >= 0 && r->tid < 0)
 		pr_qres_task(r, r->time);
+	else
+		pr_qres_image(r);
 }
 
 /* libipt's read callback: the bytes live at the decoder's current time. */
@@ -247,7 +275,7 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	space = ip >> 63 ? 0 : r->space;
 
 	rgn = r->c_rgn;
-	if (rgn && ip >= r->c_lo && ip < r->c_hi && size <= r->c_hi - ip &&
+	if (rgn && !r->sections && ip >= r->c_lo && ip < r->c_hi && size <= r->c_hi - ip &&
 	    rgn->space == space) {
 		memcpy(buffer, rgn->bytes + (ip - rgn->start), size);
 		r->rd_ip = ip;
@@ -276,6 +304,9 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 			r->c_rgn = rgn;
 			r->c_lo = lo;
 			r->c_hi = hi < bend ? hi : bend;
+			/* next time libipt reads it from a section */
+			if (r->sections && r->img.cur)
+				(void)pr_rimage_dec_add(&r->img, rgn, lo, hi);
 		}
 	}
 	return (int)n;
@@ -565,8 +596,15 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 	r->ninsn += 1;
 	r->last_ip = insn->ip;
-	if (r->rd_rev && insn->ip == r->rd_ip)
+	if (insn->isid > 0) {
+		const struct flowjit_rev *rev;
+
+		rev = pr_rimage_dec_rev(&r->img, insn->isid);
+		if (rev)
+			pr_qres_rev_insn(r, rev);
+	} else if (r->rd_rev && insn->ip == r->rd_ip) {
 		pr_qres_rev_insn(r, r->rd_rev);
+	}
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, tid, insn->ip, o->json);
 
@@ -766,6 +804,8 @@ static void pr_qres_decode(struct pr_qres *r)
 				status = -pte_eos;
 				break;
 			}
+			/* the image of the time the code is read at */
+			pr_qres_time(r);
 			status = pt_insn_next(r->dec, &insn, sizeof(insn));
 			if (status < 0)
 				break;
@@ -812,6 +852,10 @@ static void pr_qres_decode(struct pr_qres *r)
 			   __ATOMIC_RELAXED);
 	pt_insn_free_decoder(r->dec);
 	r->dec = NULL;
+	r->image = NULL;
+	r->nsections = r->img.nsections;
+	r->nimages = r->img.nimages;
+	pr_rimage_dec_fini(&r->img);
 }
 
 struct pr_pool {
@@ -865,9 +909,16 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 		free(d);
 		return NULL;
 	}
+	if (getenv("PTREPLAY_READ") && !strcmp(getenv("PTREPLAY_READ"),
+						"callback"))
+		rp->opts.read_callback = 1;
+	d->sections = !rp->opts.read_callback &&
+		      pr_rimage_init(&d->ri, &rp->store) == 0;
 	for (i = 0; i < rp->nq; ++i) {
 		d->q[i].rp = rp;
 		d->q[i].q = &rp->q[i];
+		d->q[i].sections = d->sections;
+		pr_rimage_dec_init(&d->q[i].img, d->sections ? &d->ri : NULL);
 		total += rp->q[i].size;
 	}
 	memset(&pool, 0, sizeof(pool));
@@ -932,6 +983,8 @@ void pr_decode_free(struct pr_decode *d)
 		free(r->sw);
 	}
 	free(d->q);
+	if (d->sections)
+		pr_rimage_fini(&d->ri);
 	free(d);
 }
 

@@ -13,6 +13,7 @@
 #ifndef PR_DECODE_H
 #define PR_DECODE_H
 
+#include "pr_image.h"
 #include "pr_replay.h"
 
 #include <stddef.h>
@@ -96,9 +97,15 @@ struct pr_qres {
 	uint32_t space;
 	int32_t tid;
 
-	/* The code read cache. */
+	/* The code read cache (for reads no section can serve). */
 	const struct pr_region *c_rgn;
 	uint64_t c_lo, c_hi, c_time;
+
+	/* Code as image sections (pr_image.h), unless @sections is 0. */
+	int sections;
+	struct pr_rimage_dec img;
+	struct pt_image *image;	/* the decoder's now */
+	uint64_t nsections, nimages;	/* made while decoding */
 
 	/* The last IP the decoder failed to read. */
 	uint64_t miss_ip;
@@ -134,6 +141,9 @@ struct pr_qres {
 /* The decode results of a session. */
 struct pr_decode {
 	struct pr_replay *rp;
+	/* Code as sections, shared by the decoders (unless @sections 0). */
+	struct pr_rimage ri;
+	int sections;
 	/* One per AUX queue of @rp, in queue order. */
 	struct pr_qres *q;
 	size_t nq;

@@ -39,6 +39,10 @@ struct pr_replay_opts {
 	const char *vmlinux;	/* kernel text (ELF) from time 0 */
 	int no_text_poke;	/* ignore TEXT_POKE records */
 	int no_tie;		/* flowjit revisions by time only */
+	/* Measuring (PTREPLAY_READ=callback): every code byte through
+	 * libipt's read callback, no image sections.
+	 */
+	int read_callback;
 };
 
 /* An AUX queue. */
