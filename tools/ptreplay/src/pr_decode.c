@@ -4,6 +4,7 @@
  * (see pr_decode.h).
  */
 #include "pr_decode.h"
+#include "pr_insn.h"
 #include "pr_sym.h"
 
 #include <intel-pt.h>
@@ -134,7 +135,7 @@ static void pr_qres_image(struct pr_qres *r)
 	struct pt_image *image;
 	uint64_t epoch;
 
-	if (!r->sections || !r->dec)
+	if (!r->sections || (!r->dec && !r->bdec))
 		return;
 	epoch = pr_store_epoch(&r->rp->store, r->ltime);
 	image = pr_rimage_dec_select(&r->img, r->space, epoch);
@@ -144,7 +145,10 @@ static void pr_qres_image(struct pr_qres *r)
 	if (image)
 		pt_image_set_callback(image, pr_read_mem, r);
 	r->image = image;
-	pt_insn_set_image(r->dec, image);
+	if (r->bdec)
+		pt_blk_set_image(r->bdec, image);
+	else
+		pt_insn_set_image(r->dec, image);
 }
 
 /* Per-CPU queues: the task on the CPU at perf time @time.  Called when
@@ -241,7 +245,8 @@ static void pr_qres_time(struct pr_qres *r)
 	uint64_t tsc;
 	int status;
 
-	status = pt_insn_time(r->dec, &tsc, NULL, NULL);
+	status = r->bdec ? pt_blk_time(r->bdec, &tsc, NULL, NULL) :
+			   pt_insn_time(r->dec, &tsc, NULL, NULL);
 	if (status < 0 && status != -pte_no_time)
 		return;
 	if (status < 0)
@@ -550,8 +555,11 @@ out:
 	c->how = how;
 }
 
-/* An instruction decoded from flowjit revision @rev. */
-static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
+/* @n instructions decoded from flowjit revision @rev, the first of them
+ * the queue's r->ninsn-th.
+ */
+static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
+			      uint64_t n)
 {
 	struct pr_rev_cur *c = pr_qres_rev_cur(r, rev);
 	uint64_t hi;
@@ -562,7 +570,7 @@ static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 	}
 	if (c->rev != rev)
 		pr_qres_rev_switch(r, c, rev);
-	c->insns += 1;
+	c->insns += n;
 	/* a newer image may have been lost: never silently */
 	/* the latest time the read may be at: the clock's bound with MTC
 	 * (a tie's floor can lag the real time as the clock does); without
@@ -586,13 +594,120 @@ static void pr_qres_rev_insn(struct pr_qres *r, const struct flowjit_rev *rev)
 		}
 	}
 	if (r->sus)
-		r->nsuspect += 1;
+		r->nsuspect += n;
+}
+
+/* The profile entry of the function at @ip (at the lookup time) becomes
+ * the current one, with its address range.
+ */
+static void pr_qres_prof_func(struct pr_qres *r, uint64_t ip)
+{
+	char buf[8];
+	const void *k1;
+	uint64_t k2;
+	const char *name, *dso;
+
+	name = pr_qres_sym(r, ip, buf, sizeof(buf), &k1, &k2, &r->f_lo,
+			   &r->f_hi, &dso);
+	if (!k1) {
+		k1 = "[unknown]";
+		k2 = 0;
+		name = "[unknown]";
+	}
+	r->f_cur = pr_prof_get(r, k1, k2, name, dso);
+	r->f_valid = 1;
+	if (!r->f_cur)
+		r->failed = 1;
+}
+
+/* Count @n instructions from @ip (and below @end) to their function:
+ * the one place instructions are reported in a function (profile).
+ * Returns whether all of [ip, end) is in the current function (else
+ * nothing was counted and the caller goes instruction by instruction).
+ */
+static int pr_qres_prof(struct pr_qres *r, uint64_t ip, uint64_t end,
+			uint64_t n)
+{
+	if (!r->f_valid || ip < r->f_lo || ip >= r->f_hi || !r->f_cur)
+		pr_qres_prof_func(r, ip);
+	if (end > r->f_hi)
+		return 0;
+	if (r->f_cur)
+		r->f_cur->count += n;
+	return 1;
+}
+
+/* The instruction after a call or return is at @ip: print the pending
+ * line.  The one place call and return lines are made.
+ */
+static void pr_qres_call_line(struct pr_qres *r, uint64_t ip)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+	char from[160], to[160];
+	const void *k1;
+	uint64_t k2, lo, hi;
+	const char *dso;
+
+	memcpy(from, r->pend_from, sizeof(from));
+	pr_qres_sym(r, ip, to, sizeof(to), &k1, &k2, &lo, &hi, &dso);
+	if (o->json) {
+		pr_json_escape(from, sizeof(from));
+		pr_json_escape(to, sizeof(to));
+	}
+	if (o->json)
+		pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
+			      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
+			      "\"from\":\"%s\",\"to\":\"%s\","
+			      "\"target\":\"0x%" PRIx64 "\"}",
+			      r->calls.len ? ",\n" : "",
+			      r->pend_tid, r->pend_ip,
+			      r->pend == 1 ? "call" : "return",
+			      from, to, ip);
+	else
+		pr_buf_printf(&r->calls, "%5d %16" PRIx64
+			      " %*s%s %s -> %s\n", r->pend_tid,
+			      r->pend_ip, 2 * (r->depth > 30 ?
+					       30 : r->depth),
+			      "", r->pend == 1 ? "call  " :
+			      "return", from, to);
+	if (r->pend == 1)
+		r->depth += 1;
+	else if (r->depth > 0)
+		r->depth -= 1;
+	r->pend = 0;
+}
+
+/* The instruction at @ip of class @iclass was decoded: a call or return
+ * is printed at the next instruction.
+ */
+static void pr_qres_branch(struct pr_qres *r, uint64_t ip,
+			   enum pt_insn_class iclass)
+{
+	const void *k1;
+	uint64_t k2, lo, hi;
+	const char *dso;
+
+	switch (iclass) {
+	case ptic_call:
+	case ptic_far_call:
+		r->pend = 1;
+		break;
+	case ptic_return:
+	case ptic_far_return:
+		r->pend = 2;
+		break;
+	default:
+		return;
+	}
+	r->pend_ip = ip;
+	r->pend_tid = r->tid;
+	pr_qres_sym(r, ip, r->pend_from, sizeof(r->pend_from), &k1, &k2, &lo,
+		    &hi, &dso);
 }
 
 static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 {
 	const struct pr_replay_opts *o = &r->rp->opts;
-	int32_t tid = r->tid;
 
 	r->ninsn += 1;
 	r->last_ip = insn->ip;
@@ -601,97 +716,99 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 
 		rev = pr_rimage_dec_rev(&r->img, insn->isid);
 		if (rev)
-			pr_qres_rev_insn(r, rev);
+			pr_qres_rev_insns(r, rev, 1);
 	} else if (r->rd_rev && insn->ip == r->rd_ip) {
-		pr_qres_rev_insn(r, r->rd_rev);
+		pr_qres_rev_insns(r, r->rd_rev, 1);
 	}
 	if (o->outputs & PR_OUT_FLOW)
-		pr_buf_flow(&r->flow, tid, insn->ip, o->json);
-
-	if (o->outputs & PR_OUT_PROFILE) {
-		if (!r->f_valid || insn->ip < r->f_lo || insn->ip >= r->f_hi ||
-		    !r->f_cur) {
-			char buf[8];
-			const void *k1;
-			uint64_t k2;
-			const char *name, *dso;
-
-			name = pr_qres_sym(r, insn->ip, buf, sizeof(buf), &k1,
-					   &k2, &r->f_lo, &r->f_hi, &dso);
-			if (!k1) {
-				k1 = "[unknown]";
-				k2 = 0;
-				name = "[unknown]";
-			}
-			r->f_cur = pr_prof_get(r, k1, k2, name, dso);
-			r->f_valid = 1;
-			if (!r->f_cur)
-				r->failed = 1;
-		}
-		if (r->f_cur)
-			r->f_cur->count += 1;
-	}
-
+		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json);
+	if (o->outputs & PR_OUT_PROFILE)
+		pr_qres_prof(r, insn->ip, insn->ip + 1, 1);
 	if (o->outputs & PR_OUT_CALLS) {
-		if (r->pend) {
-			char from[160], to[160];
-			const void *k1;
-			uint64_t k2, lo, hi;
-			const char *dso;
-
-			memcpy(from, r->pend_from, sizeof(from));
-			pr_qres_sym(r, insn->ip, to, sizeof(to), &k1, &k2, &lo,
-				    &hi, &dso);
-			if (o->json) {
-				pr_json_escape(from, sizeof(from));
-				pr_json_escape(to, sizeof(to));
-			}
-			if (o->json)
-				pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
-					      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
-					      "\"from\":\"%s\",\"to\":\"%s\","
-					      "\"target\":\"0x%" PRIx64 "\"}",
-					      r->calls.len ? ",\n" : "",
-					      r->pend_tid, r->pend_ip,
-					      r->pend == 1 ? "call" : "return",
-					      from, to, insn->ip);
-			else
-				pr_buf_printf(&r->calls, "%5d %16" PRIx64
-					      " %*s%s %s -> %s\n", r->pend_tid,
-					      r->pend_ip, 2 * (r->depth > 30 ?
-							       30 : r->depth),
-					      "", r->pend == 1 ? "call  " :
-					      "return", from, to);
-			if (r->pend == 1)
-				r->depth += 1;
-			else if (r->depth > 0)
-				r->depth -= 1;
-			r->pend = 0;
-		}
-		switch (insn->iclass) {
-		case ptic_call:
-		case ptic_far_call:
-			r->pend = 1;
-			break;
-		case ptic_return:
-		case ptic_far_return:
-			r->pend = 2;
-			break;
-		default:
-			break;
-		}
-		if (r->pend) {
-			const void *k1;
-			uint64_t k2, lo, hi;
-			const char *dso;
-
-			r->pend_ip = insn->ip;
-			r->pend_tid = tid;
-			pr_qres_sym(r, insn->ip, r->pend_from,
-				    sizeof(r->pend_from), &k1, &k2, &lo, &hi,
-				    &dso);
-		}
+		if (r->pend)
+			pr_qres_call_line(r, insn->ip);
+		pr_qres_branch(r, insn->ip, insn->iclass);
 	}
+}
+
+/* The IP after the instruction at @ip in @mode (code at the lookup
+ * time), or 0 if it cannot be read or decoded.
+ */
+static uint64_t pr_qres_next_ip(struct pr_qres *r, enum pt_exec_mode mode,
+				uint64_t ip)
+{
+	struct pr_insn_info info;
+	uint8_t raw[16];
+	size_t n;
+
+	n = pr_store_read(&r->rp->store, ip >> 63 ? 0 : r->space, ip, r->ltime,
+			  raw, 15);
+	if (!n || pr_insn_decode(&info, mode, raw, n) < 0)
+		return 0;
+	return ip + info.size;
+}
+
+/* The flowjit revision of the code at @ip now, or NULL. */
+static const struct flowjit_rev *pr_qres_rev_at(struct pr_qres *r,
+						uint64_t ip)
+{
+	const struct pr_region *rgn;
+
+	rgn = pr_store_lookup(&r->rp->store, ip >> 63 ? 0 : r->space, ip,
+			      r->ltime, NULL, NULL);
+	return rgn && rgn->kind == PR_RGN_FLOWJIT ? rgn->rev : NULL;
+}
+
+/* @n instructions of @blk from @ip, contiguous (the block decoder ends a
+ * block at every branch: end_on_call, end_on_jump), all before @end:
+ * the instruction flow decoder's pr_qres_insn() for each, without their
+ * classes (the caller gives the last one's).  Walks them one by one only
+ * where a section does not tell their revision or they leave the
+ * function.
+ */
+static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
+			  uint64_t ip, uint64_t end, uint64_t n)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+	const struct flowjit_rev *rev = NULL;
+	int walk_rev = 0;
+	uint64_t i;
+
+	if (!n)
+		return;
+	if ((o->outputs & PR_OUT_CALLS) && r->pend)
+		pr_qres_call_line(r, ip);
+	if (blk->isid > 0)
+		rev = pr_rimage_dec_rev(&r->img, blk->isid);
+	else
+		walk_rev = r->rp->store.fj != NULL;
+	if (!walk_rev) {
+		r->ninsn += 1;
+		if (rev)
+			pr_qres_rev_insns(r, rev, n);
+		r->ninsn += n - 1;
+		if (!(o->outputs & PR_OUT_PROFILE) ||
+		    pr_qres_prof(r, ip, end, n))
+			return;
+		r->ninsn -= n;
+	}
+	/* one by one */
+	for (i = 0; i < n && ip; ++i) {
+		if (walk_rev) {
+			r->ninsn += 1;
+			rev = pr_qres_rev_at(r, ip);
+			if (rev)
+				pr_qres_rev_insns(r, rev, 1);
+		} else {
+			r->ninsn += 1;
+		}
+		if (o->outputs & PR_OUT_PROFILE)
+			pr_qres_prof(r, ip, ip + 1, 1);
+		if (i + 1 < n)
+			ip = pr_qres_next_ip(r, blk->mode, ip);
+	}
+	/* undecodable code: count the rest where the walk stopped */
+	r->ninsn += n - i;
 }
 
 static volatile uint64_t pr_progress_bytes;
@@ -727,13 +844,237 @@ static void pr_qres_timing(struct pr_qres *r, struct pt_config *config)
 		config->nom_freq = (uint8_t)info->max_nonturbo_ratio;
 }
 
+/* libipt's decoder of a queue: the instruction flow decoder (r->dec) for
+ * --flow, else the block decoder (r->bdec).  These wrap the calls both
+ * have.
+ */
+static int pr_qres_sync_forward(struct pr_qres *r)
+{
+	return r->bdec ? pt_blk_sync_forward(r->bdec) :
+			 pt_insn_sync_forward(r->dec);
+}
+
+static int pr_qres_offset(struct pr_qres *r, uint64_t *off)
+{
+	return r->bdec ? pt_blk_get_offset(r->bdec, off) :
+			 pt_insn_get_offset(r->dec, off);
+}
+
+static int pr_qres_event(struct pr_qres *r, struct pt_event *ev)
+{
+	return r->bdec ? pt_blk_event(r->bdec, ev, sizeof(*ev)) :
+			 pt_insn_event(r->dec, ev, sizeof(*ev));
+}
+
+/* Handle the events pending in @status.  Returns the last status. */
+static int pr_qres_events(struct pr_qres *r, int status)
+{
+	struct pt_event ev;
+
+	while (status & pts_event_pending) {
+		status = pr_qres_event(r, &ev);
+		if (status < 0)
+			break;
+		if (ev.type == ptev_overflow) {
+			r->noverflow += 1;
+			r->pend = 0;
+			pr_qres_time(r);
+			pr_qres_overflow(r);
+			pr_qres_flow_error(r, 6, "Overflow packet",
+					   ev.variant.overflow.ip);
+		} else if (ev.type == ptev_enabled) {
+			pr_qres_time(r);
+			pr_qres_task(r, ev.has_tsc ?
+				     pr_tsc_to_perf(&r->rp->info, ev.tsc) :
+				     r->time);
+			pr_qres_resume(r, ev.variant.enabled.ip);
+		} else if (ev.type == ptev_disabled ||
+			   ev.type == ptev_async_disabled) {
+			r->ndisabled += 1;
+			r->pend = 0;
+		}
+	}
+	return status;
+}
+
+/* Add @off - *@reported bytes to the progress bar's count. */
+static void pr_qres_progress(uint64_t off, uint64_t *reported)
+{
+	__atomic_add_fetch(&pr_progress_bytes, off - *reported,
+			   __ATOMIC_RELAXED);
+	*reported = off;
+}
+
+/* Direct branches need no trace: code that loops without packets would
+ * decode forever (as perf, give up after a bound and resync at the next
+ * PSB).  Called with the count of instructions since the last check at
+ * PR_MAX_LOOP_INSNS.  Returns whether the trace did not move since.
+ */
+static int pr_qres_stuck(struct pr_qres *r)
+{
+	uint64_t off;
+
+	r->stuck = 0;
+	if (pr_qres_offset(r, &off) == 0 && off == r->stuck_off) {
+		r->nloops += 1;
+		return 1;
+	}
+	r->stuck_off = off;
+	return 0;
+}
+
+/* Decode instructions with the instruction flow decoder until an error
+ * or the end.  Returns the status (negative).
+ */
+static int pr_qres_run_insn(struct pr_qres *r, int status, uint64_t *reported)
+{
+	struct pt_insn insn;
+	uint64_t off;
+
+	for (;;) {
+		status = pr_qres_events(r, status);
+		if (status < 0)
+			return status;
+		if (status & pts_eos)
+			return -pte_eos;
+		/* the image of the time the code is read at */
+		pr_qres_time(r);
+		status = pt_insn_next(r->dec, &insn, sizeof(insn));
+		if (status < 0)
+			return status;
+		pr_qres_time(r);
+		pr_qres_insn(r, &insn);
+		if (pr_store_work > PR_DECODE_WORK_MAX)
+			return PR_ERR_COMPLEX;
+		if (++r->stuck >= PR_MAX_LOOP_INSNS && pr_qres_stuck(r))
+			return PR_ERR_LOOP;
+		if (!(r->ninsn & 0xffff) && pr_qres_offset(r, &off) == 0)
+			pr_qres_progress(off, reported);
+	}
+}
+
+/* The class of @blk's last instruction at @ip, if libipt left it out. */
+static enum pt_insn_class pr_qres_block_class(struct pr_qres *r,
+					      const struct pt_block *blk,
+					      uint64_t ip)
+{
+	uint8_t raw[16];
+	size_t n;
+
+	if (blk->iclass != ptic_error || ip != blk->end_ip)
+		return blk->iclass;
+	if (blk->truncated)
+		return pr_insn_class(blk->mode, blk->raw, blk->size);
+	n = pr_store_read(&r->rp->store, ip >> 63 ? 0 : r->space, ip,
+			  r->ltime, raw, 15);
+	return pr_insn_class(blk->mode, raw, n);
+}
+
+/* The first @n instructions of block @blk decoded: report them as the
+ * instruction flow decoder's would be.  libipt ends a block where the
+ * time changes (tick events), after its last instruction: all but that
+ * one are at the time before, the last one at the decoder's time after.
+ */
+static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
+			  uint64_t n)
+{
+	enum pt_insn_class iclass = ptic_other;
+	uint64_t last = blk->end_ip, i;
+
+	if (!n) {
+		pr_qres_time(r);
+		return;
+	}
+	/* cut short by the loop guard: walk to the n-th */
+	for (i = 1, last = blk->ip; n < blk->ninsn && i < n && last; ++i)
+		last = pr_qres_next_ip(r, blk->mode, last);
+	if (n == blk->ninsn)
+		last = blk->end_ip;
+	pr_qres_insns(r, blk, blk->ip, last, n - 1);
+	if ((r->rp->opts.outputs & PR_OUT_CALLS) && n == blk->ninsn)
+		iclass = pr_qres_block_class(r, blk, last);
+	pr_qres_time(r);
+	pr_qres_insns(r, blk, last, last + 1, 1);
+	r->last_ip = last;
+	if (r->rp->opts.outputs & PR_OUT_CALLS)
+		pr_qres_branch(r, last, iclass);
+}
+
+/* Decode blocks with the block decoder until an error or the end.
+ * Returns the status (negative).
+ */
+static int pr_qres_run_blk(struct pr_qres *r, int status, uint64_t *reported)
+{
+	struct pt_block blk;
+	uint64_t n, off, before;
+	int loop;
+
+	for (;;) {
+		status = pr_qres_events(r, status);
+		if (status < 0)
+			return status;
+		if (status & pts_eos)
+			return -pte_eos;
+		pr_qres_time(r);
+		status = pt_blk_next(r->bdec, &blk, sizeof(blk));
+		/* a block cut short by an error still ran */
+		n = blk.ninsn;
+		loop = 0;
+		if (n && r->stuck + n >= PR_MAX_LOOP_INSNS) {
+			n = PR_MAX_LOOP_INSNS - r->stuck;
+			loop = pr_qres_stuck(r);
+			if (!loop) {
+				r->stuck = blk.ninsn - n;
+				n = blk.ninsn;
+			}
+		} else {
+			r->stuck += n;
+		}
+		before = r->ninsn;
+		if (n || status >= 0)
+			pr_qres_block(r, &blk, n);
+		if (loop)
+			return PR_ERR_LOOP;
+		if (status < 0)
+			return status;
+		if (pr_store_work > PR_DECODE_WORK_MAX)
+			return PR_ERR_COMPLEX;
+		if ((before >> 16) != (r->ninsn >> 16) &&
+		    pr_qres_offset(r, &off) == 0)
+			pr_qres_progress(off, reported);
+	}
+}
+
+/* Make the decoder for @r's queue, @config's trace.  Returns 0, -1. */
+static int pr_qres_alloc(struct pr_qres *r, struct pt_config *config)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+	struct pt_image *image;
+
+	if ((o->outputs & PR_OUT_FLOW) || o->insn_decoder) {
+		r->dec = pt_insn_alloc_decoder(config);
+		if (!r->dec)
+			return -1;
+		image = pt_insn_get_image(r->dec);
+	} else {
+		/* blocks end where the time changes and at every branch */
+		config->flags.variant.block.enable_tick_events = 1;
+		config->flags.variant.block.end_on_call = 1;
+		config->flags.variant.block.end_on_jump = 1;
+		r->bdec = pt_blk_alloc_decoder(config);
+		if (!r->bdec)
+			return -1;
+		image = pt_blk_get_image(r->bdec);
+	}
+	pt_image_set_callback(image, pr_read_mem, r);
+	return 0;
+}
+
 /* Decode queue @r->q. */
 static void pr_qres_decode(struct pr_qres *r)
 {
 	struct pr_queue *q = r->q;
 	struct pt_config config;
-	struct pt_insn insn;
-	struct pt_event ev;
 	uint64_t last_off = UINT64_MAX, off, reported = 0;
 	int status;
 
@@ -748,22 +1089,19 @@ static void pr_qres_decode(struct pr_qres *r)
 	config.begin = (uint8_t *)q->buf;
 	config.end = (uint8_t *)q->buf + q->size;
 	pr_qres_timing(r, &config);
-	r->dec = pt_insn_alloc_decoder(&config);
-	if (!r->dec) {
+	if (pr_qres_alloc(r, &config) < 0) {
 		r->failed = 1;
 		return;
 	}
-	pt_image_set_callback(pt_insn_get_image(r->dec), pr_read_mem, r);
 
 	for (;;) {
-		status = pt_insn_sync_forward(r->dec);
+		status = pr_qres_sync_forward(r);
 		if (status < 0) {
 			if (status == -pte_eos)
 				break;
 			pr_qres_error(r, status);
 			/* make sure we move on */
-			if (pt_insn_get_offset(r->dec, &off) < 0 ||
-			    off == last_off)
+			if (pr_qres_offset(r, &off) < 0 || off == last_off)
 				break;
 			last_off = off;
 			continue;
@@ -773,85 +1111,24 @@ static void pr_qres_decode(struct pr_qres *r)
 		pr_qres_time(r);
 		pr_qres_task(r, r->time);
 
-		for (;;) {
-			while (status & pts_event_pending) {
-				status = pt_insn_event(r->dec, &ev, sizeof(ev));
-				if (status < 0)
-					break;
-				if (ev.type == ptev_overflow) {
-					r->noverflow += 1;
-					r->pend = 0;
-					pr_qres_time(r);
-					pr_qres_overflow(r);
-					pr_qres_flow_error(r, 6, "Overflow packet",
-							   ev.variant.overflow.ip);
-				} else if (ev.type == ptev_enabled) {
-					pr_qres_time(r);
-					pr_qres_task(r, ev.has_tsc ?
-						     pr_tsc_to_perf(&r->rp->info,
-								    ev.tsc) :
-						     r->time);
-					pr_qres_resume(r, ev.variant.enabled.ip);
-				} else if (ev.type == ptev_disabled ||
-					   ev.type == ptev_async_disabled) {
-					r->ndisabled += 1;
-					r->pend = 0;
-				}
-			}
-			if (status < 0)
-				break;
-			if (status & pts_eos) {
-				status = -pte_eos;
-				break;
-			}
-			/* the image of the time the code is read at */
-			pr_qres_time(r);
-			status = pt_insn_next(r->dec, &insn, sizeof(insn));
-			if (status < 0)
-				break;
-			pr_qres_time(r);
-			pr_qres_insn(r, &insn);
-			if (pr_store_work > PR_DECODE_WORK_MAX) {
-				status = PR_ERR_COMPLEX;
-				break;
-			}
-			/* Direct branches need no trace: code that loops
-			 * without packets would decode forever (as perf, give
-			 * up after a bound and resync at the next PSB).
-			 */
-			if (++r->stuck >= PR_MAX_LOOP_INSNS) {
-				r->stuck = 0;
-				if (pt_insn_get_offset(r->dec, &off) == 0 &&
-				    off == r->stuck_off) {
-					status = PR_ERR_LOOP;
-					r->nloops += 1;
-					break;
-				}
-				r->stuck_off = off;
-			}
-			if (!(r->ninsn & 0xffff) &&
-			    pt_insn_get_offset(r->dec, &off) == 0) {
-				__atomic_add_fetch(&pr_progress_bytes,
-						   off - reported,
-						   __ATOMIC_RELAXED);
-				reported = off;
-			}
-		}
+		status = r->bdec ? pr_qres_run_blk(r, status, &reported) :
+				   pr_qres_run_insn(r, status, &reported);
 		if (status == -pte_eos)
 			break;
 		pr_qres_error(r, status);
 		if (status == PR_ERR_COMPLEX)
 			break;
-		if (pt_insn_get_offset(r->dec, &off) == 0) {
+		if (pr_qres_offset(r, &off) == 0) {
 			if (off == last_off && status != -pte_nomap)
 				break;
 			last_off = off;
 		}
 	}
-	__atomic_add_fetch(&pr_progress_bytes, q->size - reported,
-			   __ATOMIC_RELAXED);
+	pr_qres_progress(q->size, &reported);
 	pt_insn_free_decoder(r->dec);
+	pt_blk_free_decoder(r->bdec);
 	r->dec = NULL;
+	r->bdec = NULL;
 	r->image = NULL;
 	r->nsections = r->img.nsections;
 	r->nimages = r->img.nimages;
@@ -912,6 +1189,9 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 	if (getenv("PTREPLAY_READ") && !strcmp(getenv("PTREPLAY_READ"),
 						"callback"))
 		rp->opts.read_callback = 1;
+	if (getenv("PTREPLAY_DECODER") && !strcmp(getenv("PTREPLAY_DECODER"),
+						  "insn"))
+		rp->opts.insn_decoder = 1;
 	d->sections = !rp->opts.read_callback &&
 		      pr_rimage_init(&d->ri, &rp->store) == 0;
 	for (i = 0; i < rp->nq; ++i) {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct pt_insn_decoder;
+struct pt_block_decoder;
 
 /* A growable output buffer. */
 struct pr_buf {
@@ -69,7 +70,9 @@ struct pr_rev_cur {
 struct pr_qres {
 	struct pr_replay *rp;
 	struct pr_queue *q;
+	/* The decoder: instruction flow (--flow) or block. */
 	struct pt_insn_decoder *dec;
+	struct pt_block_decoder *bdec;
 
 	/* Trace time, perf and TSC; the time code is looked up at. */
 	uint64_t tsc, time, ltime;

@@ -43,6 +43,10 @@ struct pr_replay_opts {
 	 * libipt's read callback, no image sections.
 	 */
 	int read_callback;
+	/* Measuring (PTREPLAY_DECODER=insn): the instruction flow decoder
+	 * also where the block decoder does (--calls, --profile, --health).
+	 */
+	int insn_decoder;
 };
 
 /* An AUX queue. */

@@ -264,6 +264,31 @@ else
 		run decode -i "$tmp/loopovf.data" --health
 		check "ptreplay decode --health: the overflow is counted" grep -q "^overflows:              1$" "$tmp/out"
 	fi
+	# the block decoder (--calls, --profile, --health) against the
+	# instruction flow decoder, and sections against the read callback
+	# (--flow), on every ptsynth trace: the same bytes
+	bad="" nblk=0
+	for p in loop indirect signal threads loopcpu loopret loopovf; do
+		[[ -f $tmp/$p.data ]] || continue
+		for outs in "--calls --profile --health" "--calls" "--profile"; do
+			run decode -i "$tmp/$p.data" $outs
+			grep -v "^decode time:" "$tmp/out" > "$tmp/blk.out"
+			export PTREPLAY_DECODER=insn
+			run decode -i "$tmp/$p.data" $outs
+			unset PTREPLAY_DECODER
+			grep -v "^decode time:" "$tmp/out" | cmp -s - "$tmp/blk.out" || bad+=" $p($outs)"
+			nblk=$((nblk + 1))
+		done
+		run decode -i "$tmp/$p.data" -e
+		cp "$tmp/out" "$tmp/sec.out"
+		export PTREPLAY_READ=callback
+		run decode -i "$tmp/$p.data" -e
+		unset PTREPLAY_READ
+		cmp -s "$tmp/out" "$tmp/sec.out" || bad+=" $p(flow)"
+	done
+	check "ptreplay decode: block decoder == instruction flow decoder (calls, profile, health; $nblk runs) and sections == read callback (flow) on the ptsynth traces" \
+		test -z "$bad" -a "$nblk" -ge 15
+	[[ -n $bad ]] && diag "differ:$bad"
 	if [[ -f $tmp/threads.data ]]; then
 		run decode -i "$tmp/threads.data" -j 2
 		check "ptreplay decode: -j 2 prints the same flow as -j 1 (3 threads)" \

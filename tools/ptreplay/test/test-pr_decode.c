@@ -286,12 +286,12 @@ static void drop_decode_time(char *text)
 /* Decode a scenario (0: the JIT scenario, 1-3: tie scenarios) with every
  * output, with @read_callback, into *@text.
  */
-static int run_all(int scenario, int read_callback, char **text)
+static int run_outputs(int scenario, uint32_t outputs, int read_callback,
+		       int insn_decoder, char **text)
 {
-	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW |
-				       PR_OUT_CALLS | PR_OUT_PROFILE |
-				       PR_OUT_HEALTH,
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = outputs,
 				       .read_callback = read_callback,
+				       .insn_decoder = insn_decoder,
 				       .flow_errors = 1 };
 	uint64_t nerr;
 	size_t size;
@@ -309,6 +309,42 @@ static int run_all(int scenario, int read_callback, char **text)
 	if (*text)
 		drop_decode_time(*text);
 	return status;
+}
+
+static int run_all(int scenario, int read_callback, char **text)
+{
+	return run_outputs(scenario, PR_OUT_FLOW | PR_OUT_CALLS |
+			   PR_OUT_PROFILE | PR_OUT_HEALTH, read_callback, 0,
+			   text);
+}
+
+/* Without --flow the block decoder gives the same calls, profile and
+ * health report as the instruction flow decoder, through sections or
+ * the callback.
+ */
+static struct prt_result block_equals_insn(void)
+{
+	static const uint32_t outs[] = {
+		PR_OUT_CALLS | PR_OUT_PROFILE | PR_OUT_HEALTH,
+		PR_OUT_CALLS, PR_OUT_PROFILE, PR_OUT_HEALTH,
+	};
+	size_t i;
+	int sc, cb;
+
+	for (sc = 0; sc < 4; ++sc)
+		for (i = 0; i < sizeof(outs) / sizeof(outs[0]); ++i)
+			for (cb = 0; cb < 2; ++cb) {
+				char *a = NULL, *b = NULL;
+
+				prt_int_eq(run_outputs(sc, outs[i], cb, 0, &a),
+					   0);
+				prt_int_eq(run_outputs(sc, outs[i], cb, 1, &b),
+					   0);
+				prt_check(!strcmp(a, b));
+				free(a);
+				free(b);
+			}
+	return prt_passed();
 }
 
 /* Code read from image sections (switched per epoch) decodes as code
@@ -345,6 +381,9 @@ int main(void)
 	prt_run(suite, "pr_decode: code read from image sections switched "
 		"per store epoch gives the same outputs as the read callback "
 		"(JIT and tie scenarios)", sections_equal_callback);
+	prt_run(suite, "pr_decode: the block decoder (calls, profile, health) "
+		"gives what the instruction flow decoder gives (JIT and tie "
+		"scenarios, sections and callback)", block_equals_insn);
 	prt_run(suite, "pr_decode: a queue split over 7 AUXTRACE buffers "
 		"decodes as one", split_buffers);
 	prt_run(suite, "pr_decode: --no-flowjit: the same trace has no code, "
