@@ -317,7 +317,38 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	return (int)n;
 }
 
-/* The name of @ip: "func+0xoff" into @buf, and the key of its function. */
+/* The first symbol address of @elf above @vaddr, or UINT64_MAX. */
+static uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr)
+{
+	size_t lo = 0, hi = elf->nsym;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->sym[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < elf->nsym ? elf->sym[lo].addr : UINT64_MAX;
+}
+
+/* "image+0xoff" for @ip in region @rgn into @buf (if not NULL). */
+static void pr_qres_sym_image(const struct pr_region *rgn, uint64_t ip,
+			      char *buf, size_t size)
+{
+	const char *base = rgn->name ? rgn->name : "?";
+
+	if (!buf)
+		return;
+	if (rgn->kind == PR_RGN_FILE && strrchr(base, '/'))
+		base = strrchr(base, '/') + 1;
+	snprintf(buf, size, "%s+0x%" PRIx64, base, ip - rgn->start + rgn->pgoff);
+}
+
+/* The name of @ip: "func+0xoff" into @buf (if not NULL), and the key of
+ * its function with the address range [*flo, *fhi) it holds for.
+ */
 static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 			       size_t size, const void **key1, uint64_t *key2,
 			       uint64_t *flo, uint64_t *fhi, const char **dso)
@@ -332,39 +363,53 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 	*dso = "[unknown]";
 	rgn = pr_store_name(&r->rp->store, space, ip, r->ltime);
 	if (!rgn) {
-		snprintf(buf, size, "[unknown]");
-		return buf;
+		if (buf)
+			snprintf(buf, size, "[unknown]");
+		return "[unknown]";
 	}
 	*dso = rgn->name ? rgn->name : "[unknown]";
 	if (rgn->elf) {
-		uint64_t vaddr;
-		const struct pr_sym *s;
+		uint64_t vaddr, next;
+		const struct pr_sym *s = NULL;
 
 		if (pr_elf_off_to_vaddr(rgn->elf, ip - rgn->start + rgn->pgoff,
-					&vaddr) == 0 &&
-		    (s = pr_elf_sym(rgn->elf, vaddr))) {
+					&vaddr) < 0) {
+			next = ip + 1;
+		} else {
+			s = pr_elf_sym(rgn->elf, vaddr);
+			/* pr_elf_sym() answers the same up to the next */
+			next = ip + (pr_elf_sym_next(rgn->elf, vaddr) - vaddr);
+			if (next <= ip)
+				next = UINT64_MAX;
+		}
+		if (next > rgn->end)
+			next = rgn->end;
+		if (s) {
 			*key1 = rgn->elf;
 			*key2 = s->addr;
 			*flo = ip - (vaddr - s->addr);
 			*fhi = s->size ? *flo + s->size : ip + 1;
-			snprintf(buf, size, "%s+0x%" PRIx64, s->name,
-				 vaddr - s->addr);
+			if (*fhi > next)
+				*fhi = next;
+			if (buf)
+				snprintf(buf, size, "%s+0x%" PRIx64, s->name,
+					 vaddr - s->addr);
 			return s->name;
 		}
+		/* no symbol: the image's name, up to the next symbol */
+		*key1 = rgn->name;
+		*key2 = rgn->start;
+		*flo = ip;
+		*fhi = next;
+		pr_qres_sym_image(rgn, ip, buf, size);
+		return rgn->name ? rgn->name : "[unknown]";
 	}
 	/* a JIT image or a file without symbols: name the image */
 	*key1 = rgn->name;
 	*key2 = rgn->start;
 	*flo = rgn->start;
 	*fhi = rgn->end;
-	{
-		const char *base = rgn->name ? rgn->name : "?";
-
-		if (rgn->kind == PR_RGN_FILE && strrchr(base, '/'))
-			base = strrchr(base, '/') + 1;
-		snprintf(buf, size, "%s+0x%" PRIx64, base,
-			 ip - rgn->start + rgn->pgoff);
-	}
+	pr_qres_sym_image(rgn, ip, buf, size);
 	return rgn->name ? rgn->name : "[unknown]";
 }
 
@@ -602,13 +647,12 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
  */
 static void pr_qres_prof_func(struct pr_qres *r, uint64_t ip)
 {
-	char buf[8];
 	const void *k1;
 	uint64_t k2;
 	const char *name, *dso;
 
-	name = pr_qres_sym(r, ip, buf, sizeof(buf), &k1, &k2, &r->f_lo,
-			   &r->f_hi, &dso);
+	name = pr_qres_sym(r, ip, NULL, 0, &k1, &k2, &r->f_lo, &r->f_hi,
+			   &dso);
 	if (!k1) {
 		k1 = "[unknown]";
 		k2 = 0;
