@@ -3,6 +3,7 @@
  * pr_decode: decoding the AUX queues of a pr_replay session in parallel
  * (see pr_decode.h).
  */
+#define _GNU_SOURCE
 #include "pr_decode.h"
 #include "pr_insn.h"
 #include "pr_sym.h"
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int pr_buf_reserve(struct pr_buf *b, size_t n)
@@ -60,7 +62,8 @@ static void pr_buf_printf(struct pr_buf *b, const char *fmt, ...)
 }
 
 /* "%5d  %16lx\n" as perf script -F tid,ip prints it, fast. */
-static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
+static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json,
+			int first)
 {
 	static const char hex[] = "0123456789abcdef";
 	char tmp[24];
@@ -72,7 +75,7 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
 	if (json) {
 		b->len += (size_t)sprintf(b->p + b->len,
 					  "%s[%d,\"0x%" PRIx64 "\"]",
-					  b->len ? ",\n" : "", tid, ip);
+					  first ? "" : ",\n", tid, ip);
 		return;
 	}
 	p = b->p + b->len;
@@ -107,6 +110,144 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json)
 		*p++ = tmp[--n];
 	*p++ = '\n';
 	b->len = (size_t)(p - b->p);
+}
+
+/* Output written while decoding (opts.stream, the command line's stdout):
+ * flow and call lines go out in queue order as they are made, each queue
+ * holding at most PR_STREAM_CHUNK bytes of each before it writes them (its
+ * turn: it is the first queue not done) or waits for its turn.  With both
+ * --flow and --calls the call lines wait in a temporary file (the spool)
+ * until the flow is out.  What is written is what pr_report_print() would
+ * print for them.
+ */
+struct pr_stream {
+	FILE *out;
+	FILE *spool;		/* NULL: call lines kept in memory */
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	size_t head;		/* the queue whose lines go out now */
+	int flow_any, calls_any;	/* an element of each is out */
+};
+
+/* Lines a queue holds before it writes them out or waits for its turn. */
+#define PR_STREAM_CHUNK		(1u << 20)
+
+/* Append @b to @f: the JSON separator first if @first and *@any. */
+static void pr_stream_put(const struct pr_qres *r, FILE *f,
+			  const struct pr_buf *b, int *started, int *any)
+{
+	if (!b->len)
+		return;
+	if (!*started) {
+		if (r->rp->opts.json && *any)
+			fputs(",\n", f);
+		*started = 1;
+		*any = 1;
+	}
+	fwrite(b->p, 1, b->len, f);
+}
+
+/* Write @r's lines out when it is its turn (waiting for it if @wait),
+ * and with @done pass the turn on.
+ */
+static void pr_qres_flush(struct pr_qres *r, int wait, int done)
+{
+	struct pr_stream *st = r->stream;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->lock);
+	if (st->head != r->index && !wait) {
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	while (st->head != r->index)
+		pthread_cond_wait(&st->turn, &st->lock);
+	pr_stream_put(r, st->out, &r->flow, &r->flow_started, &st->flow_any);
+	r->flow.len = 0;
+	if (st->spool || !(r->rp->opts.outputs & PR_OUT_FLOW)) {
+		pr_stream_put(r, st->spool ? st->spool : st->out, &r->calls,
+			      &r->calls_started, &st->calls_any);
+		r->calls.len = 0;
+	}
+	if (done) {
+		st->head += 1;
+		pthread_cond_broadcast(&st->turn);
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Too many lines held: write them out or wait for the turn to. */
+static inline void pr_qres_full(struct pr_qres *r)
+{
+	if (r->stream && (r->flow.len >= PR_STREAM_CHUNK ||
+			  r->calls.len >= PR_STREAM_CHUNK))
+		pr_qres_flush(r, 1, 0);
+}
+
+/* Start the output on @out: what comes before the first flow or call
+ * line.  Returns the stream, or NULL (then nothing was written and the
+ * lines stay in memory for pr_report_print()).
+ */
+static struct pr_stream *pr_stream_open(const struct pr_replay_opts *o,
+					FILE *out)
+{
+	struct pr_stream *st;
+
+	if (!out || !(o->outputs & (PR_OUT_FLOW | PR_OUT_CALLS)))
+		return NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->out = out;
+	if ((o->outputs & PR_OUT_FLOW) && (o->outputs & PR_OUT_CALLS))
+		st->spool = tmpfile();
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->turn, NULL);
+	if (o->json)
+		fprintf(out, "{\"%s\":[\n", o->outputs & PR_OUT_FLOW ? "flow" :
+			"calls");
+	return st;
+}
+
+/* Finish the flow and call lines of @d: the spool's, or those kept. */
+static void pr_stream_close(struct pr_decode *d)
+{
+	struct pr_stream *st = d->stream;
+	const struct pr_replay_opts *o = &d->rp->opts;
+	char buf[1 << 16];
+	size_t i, n;
+
+	if (!st)
+		return;
+	if (o->json)
+		fputs("]", st->out);
+	if ((o->outputs & PR_OUT_FLOW) && (o->outputs & PR_OUT_CALLS)) {
+		if (o->json)
+			fputs(",\n\"calls\":[\n", st->out);
+		if (st->spool) {
+			rewind(st->spool);
+			while ((n = fread(buf, 1, sizeof(buf), st->spool)))
+				fwrite(buf, 1, n, st->out);
+			fclose(st->spool);
+		} else {
+			for (i = 0; i < d->nq; ++i) {
+				struct pr_qres *r = &d->q[i];
+
+				pr_stream_put(r, st->out, &r->calls,
+					      &r->calls_started,
+					      &st->calls_any);
+				r->calls.len = 0;
+			}
+		}
+		if (o->json)
+			fputs("]", st->out);
+	}
+	pthread_mutex_destroy(&st->lock);
+	pthread_cond_destroy(&st->turn);
+	free(st);
+	d->stream = NULL;
+	d->streamed = 1;
 }
 
 /* Our own error kind: decoding made no trace progress. */
@@ -703,7 +844,7 @@ static void pr_qres_call_line(struct pr_qres *r, uint64_t ip)
 			      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
 			      "\"from\":\"%s\",\"to\":\"%s\","
 			      "\"target\":\"0x%" PRIx64 "\"}",
-			      r->calls.len ? ",\n" : "",
+			      r->ncalls_el++ ? ",\n" : "",
 			      r->pend_tid, r->pend_ip,
 			      r->pend == 1 ? "call" : "return",
 			      from, to, ip);
@@ -765,7 +906,8 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 		pr_qres_rev_insns(r, r->rd_rev, 1);
 	}
 	if (o->outputs & PR_OUT_FLOW)
-		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json);
+		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json,
+			    !r->nflow_el++);
 	if (o->outputs & PR_OUT_PROFILE)
 		pr_qres_prof(r, insn->ip, insn->ip + 1, 1);
 	if (o->outputs & PR_OUT_CALLS) {
@@ -898,10 +1040,15 @@ static int pr_qres_sync_forward(struct pr_qres *r)
 			 pt_insn_sync_forward(r->dec);
 }
 
+/* The decoder's offset in the queue's trace (not in its piece). */
 static int pr_qres_offset(struct pr_qres *r, uint64_t *off)
 {
-	return r->bdec ? pt_blk_get_offset(r->bdec, off) :
-			 pt_insn_get_offset(r->dec, off);
+	int err = r->bdec ? pt_blk_get_offset(r->bdec, off) :
+			    pt_insn_get_offset(r->dec, off);
+
+	if (!err)
+		*off += r->base;
+	return err;
 }
 
 static int pr_qres_event(struct pr_qres *r, struct pt_event *ev)
@@ -979,15 +1126,22 @@ static int pr_qres_run_insn(struct pr_qres *r, int status, uint64_t *reported)
 		status = pr_qres_events(r, status);
 		if (status < 0)
 			return status;
-		if (status & pts_eos)
-			return -pte_eos;
+		if (status & pts_eos) {
+			/* the next piece starts at a known IP: on to it */
+			if (!r->stop_valid)
+				return -pte_eos;
+			r->gap = 1;
+		}
 		/* the image of the time the code is read at */
 		pr_qres_time(r);
 		status = pt_insn_next(r->dec, &insn, sizeof(insn));
 		if (status < 0)
 			return status;
+		if (r->gap && insn.ip == r->stop_ip)
+			return -pte_eos;
 		pr_qres_time(r);
 		pr_qres_insn(r, &insn);
+		pr_qres_full(r);
 		if (pr_store_work > PR_DECODE_WORK_MAX)
 			return PR_ERR_COMPLEX;
 		if (++r->stuck >= PR_MAX_LOOP_INSNS && pr_qres_stuck(r))
@@ -1044,6 +1198,19 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 		pr_qres_branch(r, last, iclass);
 }
 
+/* The instructions of @blk before @ip (the next piece's start). */
+static uint64_t pr_qres_block_upto(struct pr_qres *r,
+				   const struct pt_block *blk, uint64_t ip)
+{
+	uint64_t n = 0, at = blk->ip;
+
+	while (at && at != ip && n < blk->ninsn) {
+		at = pr_qres_next_ip(r, blk->mode, at);
+		n += 1;
+	}
+	return at == ip ? n : blk->ninsn;
+}
+
 /* Decode blocks with the block decoder until an error or the end.
  * Returns the status (negative).
  */
@@ -1057,12 +1224,24 @@ static int pr_qres_run_blk(struct pr_qres *r, int status, uint64_t *reported)
 		status = pr_qres_events(r, status);
 		if (status < 0)
 			return status;
-		if (status & pts_eos)
-			return -pte_eos;
+		if (status & pts_eos) {
+			/* the next piece starts at a known IP: on to it */
+			if (!r->stop_valid)
+				return -pte_eos;
+			r->gap = 1;
+		}
 		pr_qres_time(r);
 		status = pt_blk_next(r->bdec, &blk, sizeof(blk));
 		/* a block cut short by an error still ran */
 		n = blk.ninsn;
+		if (r->gap && n && r->stop_ip >= blk.ip &&
+		    r->stop_ip <= blk.end_ip) {
+			n = pr_qres_block_upto(r, &blk, r->stop_ip);
+			if (n < blk.ninsn) {
+				pr_qres_block(r, &blk, n);
+				return -pte_eos;
+			}
+		}
 		loop = 0;
 		if (n && r->stuck + n >= PR_MAX_LOOP_INSNS) {
 			n = PR_MAX_LOOP_INSNS - r->stuck;
@@ -1077,6 +1256,7 @@ static int pr_qres_run_blk(struct pr_qres *r, int status, uint64_t *reported)
 		before = r->ninsn;
 		if (n || status >= 0)
 			pr_qres_block(r, &blk, n);
+		pr_qres_full(r);
 		if (loop)
 			return PR_ERR_LOOP;
 		if (status < 0)
@@ -1114,28 +1294,231 @@ static int pr_qres_alloc(struct pr_qres *r, struct pt_config *config)
 	return 0;
 }
 
-/* Decode queue @r->q. */
-static void pr_qres_decode(struct pr_qres *r)
+/* The PSB pattern: a PSB packet is 02 82 repeated 8 times. */
+static const uint8_t pr_psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* The index of @q's segment holding byte @off, from *@seg (and *@base,
+ * its first byte's offset) on: *@seg and *@base move forward to it.
+ */
+static void pr_queue_seek(const struct pr_queue *q, size_t off, size_t *seg,
+			  size_t *base)
 {
-	struct pr_queue *q = r->q;
+	if (off < *base) {
+		*seg = 0;
+		*base = 0;
+	}
+	while (*seg < q->nseg && off >= *base + q->seg[*seg].n) {
+		*base += q->seg[*seg].n;
+		*seg += 1;
+	}
+}
+
+/* Copy bytes [@off, @off + @n) of @q's trace (all there) to @dst. */
+static void pr_queue_copy(const struct pr_queue *q, size_t off, uint8_t *dst,
+			  size_t n)
+{
+	size_t seg = 0, base = 0;
+
+	while (n) {
+		size_t at, k;
+
+		pr_queue_seek(q, off, &seg, &base);
+		if (seg >= q->nseg)
+			return;
+		at = off - base;
+		k = q->seg[seg].n - at;
+		if (k > n)
+			k = n;
+		memcpy(dst, q->seg[seg].p + at, k);
+		dst += k;
+		off += k;
+		n -= k;
+	}
+}
+
+/* The offset of the first PSB of @q's trace at or after @off and before
+ * @limit, or @limit if there is none.
+ */
+static size_t pr_queue_psb(const struct pr_queue *q, size_t off, size_t limit)
+{
+	size_t seg = 0, base = 0;
+
+	while (off < limit) {
+		const uint8_t *p;
+		uint8_t win[2 * sizeof(pr_psb)];
+		size_t at, end, w;
+
+		pr_queue_seek(q, off, &seg, &base);
+		if (seg >= q->nseg)
+			break;
+		at = off - base;
+		end = q->seg[seg].n;
+		if (base + end > limit)
+			end = limit - base;
+		p = memmem(q->seg[seg].p + at, end - at, pr_psb,
+			   sizeof(pr_psb));
+		if (p)
+			return base + (size_t)(p - q->seg[seg].p);
+		if (base + end >= limit)
+			break;
+		/* one across the end of this segment */
+		off = base + end - (end - at < sizeof(pr_psb) - 1 ? end - at :
+				    sizeof(pr_psb) - 1);
+		w = limit - off < sizeof(win) ? limit - off : sizeof(win);
+		pr_queue_copy(q, off, win, w);
+		p = memmem(win, w, pr_psb, sizeof(pr_psb));
+		if (p)
+			return off + (size_t)(p - win);
+		off = base + end;
+	}
+	return limit;
+}
+
+/* Trace bytes decoded at once: a queue is decoded in pieces that end at
+ * the first PSB after PR_PIECE_SIZE bytes (or after PR_PIECE_MAX bytes
+ * without one); opts.piece overrides the size (tests).
+ */
+#define PR_PIECE_SIZE	(4u << 20)
+#define PR_PIECE_MAX	(64u << 20)
+
+/* The end of the piece of @r's queue that starts at @at. */
+static size_t pr_qres_piece_end(const struct pr_qres *r, size_t at)
+{
+	const struct pr_queue *q = r->q;
+	size_t want = r->rp->opts.piece ? r->rp->opts.piece : PR_PIECE_SIZE;
+	size_t limit = q->size - at > PR_PIECE_MAX ? at + PR_PIECE_MAX :
+		       q->size;
+
+	if (q->size - at <= want)
+		return q->size;
+	return pr_queue_psb(q, at + want, limit);
+}
+
+/* The bytes [@at, @end) of @r's queue in one buffer: in the file if one
+ * AUXTRACE buffer holds them, else copied to r->pbuf.  NULL if out of
+ * memory.
+ */
+static const uint8_t *pr_qres_piece(struct pr_qres *r, size_t at, size_t end)
+{
+	const struct pr_queue *q = r->q;
+	size_t seg = 0, base = 0;
+
+	pr_queue_seek(q, at, &seg, &base);
+	if (seg < q->nseg && end <= base + q->seg[seg].n)
+		return q->seg[seg].p + (at - base);
+	if (end - at > r->pcap) {
+		uint8_t *p = realloc(r->pbuf, end - at);
+
+		if (!p)
+			return NULL;
+		r->pbuf = p;
+		r->pcap = end - at;
+	}
+	pr_queue_copy(q, at, r->pbuf, end - at);
+	return r->pbuf;
+}
+
+/* Give back the pages of [@at, @end) of @r's queue read from the mapped
+ * perf.data (they are read again from the file if needed): what the
+ * trace takes in memory does not grow with its length.
+ */
+static void pr_qres_release(struct pr_qres *r, size_t at, size_t end)
+{
+	const struct pr_queue *q = r->q;
+	size_t seg = 0, base = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!r->rp->perf.pd.mapped)
+		return;
+	while (at < end) {
+		uintptr_t lo, hi;
+		size_t k;
+
+		pr_queue_seek(q, at, &seg, &base);
+		if (seg >= q->nseg)
+			return;
+		k = base + q->seg[seg].n - at;
+		if (k > end - at)
+			k = end - at;
+		/* whole pages: one shared with what is still to come is read
+		 * again from the file then
+		 */
+		lo = (uintptr_t)(q->seg[seg].p + (at - base)) &
+		     ~(uintptr_t)(page - 1);
+		hi = ((uintptr_t)(q->seg[seg].p + (at - base) + k) + page -
+		      1) & ~(uintptr_t)(page - 1);
+		if (hi > lo)
+			(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		at += k;
+	}
+}
+
+/* Where the piece starting at @at of @r's queue starts decoding: the IP
+ * of its PSB+ (FUP) into r->stop_ip, r->stop_valid 1; 0 if tracing is
+ * off there or it has no PSB at @at.  The piece before decodes up to it.
+ */
+static void pr_qres_next_start(struct pr_qres *r, size_t at)
+{
+	const struct pr_queue *q = r->q;
+	struct pt_query_decoder *qry;
 	struct pt_config config;
-	uint64_t last_off = UINT64_MAX, off, reported = 0;
+	uint8_t head[4096];
+	size_t n = q->size - at < sizeof(head) ? q->size - at : sizeof(head);
+	uint64_t ip;
 	int status;
 
-	pr_store_work = 0;
-	r->tid = q->tid;
-	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
-	flowjit_tie_init(&r->tie, r->rp->store.fj);
-	if (!q->size)
+	r->stop_valid = 0;
+	if (!n)
 		return;
-
+	pr_queue_copy(q, at, head, n);
+	if (n < sizeof(pr_psb) || memcmp(head, pr_psb, sizeof(pr_psb)))
+		return;
 	pt_config_init(&config);
-	config.begin = (uint8_t *)q->buf;
-	config.end = (uint8_t *)q->buf + q->size;
+	config.begin = head;
+	config.end = head + n;
+	qry = pt_qry_alloc_decoder(&config);
+	if (!qry)
+		return;
+	status = pt_qry_sync_forward(qry, &ip);
+	if (status >= 0 && !(status & pts_ip_suppressed)) {
+		r->stop_ip = ip;
+		r->stop_valid = 1;
+	}
+	pt_qry_free_decoder(qry);
+}
+
+/* Decode the piece [@at, @end) of @r's queue with a decoder of its own,
+ * from its first PSB to its end and, if the next piece starts at a known
+ * IP, on without trace up to it (the instructions between the piece's
+ * last packet and the next PSB).  Returns 1 if it ended decoding (the
+ * next piece continues it), 0 if it ended looking for a PSB, -1 if the
+ * queue is to be abandoned.
+ */
+static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
+				uint64_t *reported)
+{
+	struct pt_config config;
+	uint64_t last_off = UINT64_MAX, off;
+	const uint8_t *buf;
+	int status, first = 1, ended = 0;
+
+	buf = pr_qres_piece(r, at, end);
+	if (!buf) {
+		r->failed = 1;
+		return -1;
+	}
+	pr_qres_next_start(r, end);
+	r->base = at;
+	r->gap = 0;
+	pt_config_init(&config);
+	config.begin = (uint8_t *)buf;
+	config.end = (uint8_t *)buf + (end - at);
 	pr_qres_timing(r, &config);
 	if (pr_qres_alloc(r, &config) < 0) {
 		r->failed = 1;
-		return;
+		return -1;
 	}
 
 	for (;;) {
@@ -1150,30 +1533,66 @@ static void pr_qres_decode(struct pr_qres *r)
 			last_off = off;
 			continue;
 		}
-		r->nsync += 1;
-		r->pend = 0;
+		/* the piece before ended decoding: its PSB goes on */
+		if (!first || !r->cont) {
+			r->nsync += 1;
+			r->pend = 0;
+		}
+		first = 0;
 		pr_qres_time(r);
 		pr_qres_task(r, r->time);
 
-		status = r->bdec ? pr_qres_run_blk(r, status, &reported) :
-				   pr_qres_run_insn(r, status, &reported);
-		if (status == -pte_eos)
+		status = r->bdec ? pr_qres_run_blk(r, status, reported) :
+				   pr_qres_run_insn(r, status, reported);
+		if (status == -pte_eos) {
+			ended = 1;
 			break;
+		}
 		pr_qres_error(r, status);
-		if (status == PR_ERR_COMPLEX)
+		if (status == PR_ERR_COMPLEX) {
+			ended = -1;
 			break;
+		}
 		if (pr_qres_offset(r, &off) == 0) {
 			if (off == last_off && status != -pte_nomap)
 				break;
 			last_off = off;
 		}
 	}
-	pr_qres_progress(q->size, &reported);
 	pt_insn_free_decoder(r->dec);
 	pt_blk_free_decoder(r->bdec);
 	r->dec = NULL;
 	r->bdec = NULL;
 	r->image = NULL;
+	pr_qres_release(r, at, end);
+	return ended;
+}
+
+/* Decode queue @r->q, piece after piece. */
+static void pr_qres_decode(struct pr_qres *r)
+{
+	struct pr_queue *q = r->q;
+	uint64_t reported = 0;
+	size_t at = 0, end;
+	int ended;
+
+	pr_store_work = 0;
+	r->tid = q->tid;
+	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
+	flowjit_tie_init(&r->tie, r->rp->store.fj);
+	r->cont = 0;
+	while (at < q->size) {
+		end = pr_qres_piece_end(r, at);
+		ended = pr_qres_decode_piece(r, at, end, &reported);
+		if (ended < 0)
+			break;
+		r->cont = ended;
+		at = end;
+	}
+	pr_qres_progress(q->size, &reported);
+	pr_qres_flush(r, 1, 1);
+	free(r->pbuf);
+	r->pbuf = NULL;
 	r->nsections = r->img.nsections;
 	r->nimages = r->img.nimages;
 	pr_rimage_dec_fini(&r->img);
@@ -1233,15 +1652,27 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 	if (getenv("PTREPLAY_READ") && !strcmp(getenv("PTREPLAY_READ"),
 						"callback"))
 		rp->opts.read_callback = 1;
+	if (getenv("PTREPLAY_PIECE"))
+		rp->opts.piece = strtoul(getenv("PTREPLAY_PIECE"), NULL, 0);
 	if (getenv("PTREPLAY_DECODER") && !strcmp(getenv("PTREPLAY_DECODER"),
 						  "insn"))
 		rp->opts.insn_decoder = 1;
+	/* loading touched the records around each AUXTRACE header (and
+	 * the kernel maps pages around a fault): give them back, decoding
+	 * reads the trace piece by piece
+	 */
+	if (rp->perf.pd.mapped)
+		(void)madvise((void *)rp->perf.pd.buf, rp->perf.pd.size,
+			      MADV_DONTNEED);
+	d->stream = pr_stream_open(&rp->opts, rp->opts.stream);
 	d->sections = !rp->opts.read_callback &&
 		      pr_rimage_init(&d->ri, &rp->store) == 0;
 	for (i = 0; i < rp->nq; ++i) {
 		d->q[i].rp = rp;
 		d->q[i].q = &rp->q[i];
 		d->q[i].sections = d->sections;
+		d->q[i].index = i;
+		d->q[i].stream = d->stream;
 		pr_rimage_dec_init(&d->q[i].img, d->sections ? &d->ri : NULL);
 		total += rp->q[i].size;
 	}
@@ -1286,6 +1717,7 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 	}
 	for (i = 0; i < (size_t)started; ++i)
 		pthread_join(tids[i], NULL);
+	pr_stream_close(d);
 	d->seconds = pr_now() - t0;
 	return d;
 }

@@ -21,6 +21,7 @@
 
 struct pt_insn_decoder;
 struct pt_block_decoder;
+struct pr_stream;
 
 /* A growable output buffer. */
 struct pr_buf {
@@ -115,7 +116,12 @@ struct pr_qres {
 	int miss;
 	uint64_t last_ip;
 
+	/* Lines not out yet (pr_decode.c, "struct pr_stream"), elements. */
 	struct pr_buf flow, calls;
+	struct pr_stream *stream;
+	size_t index;		/* the queue's, in rp->q */
+	int flow_started, calls_started;
+	uint64_t nflow_el, ncalls_el;
 
 	/* Pending call/return: print at the next instruction. */
 	int pend;		/* 0, 1 call, 2 return */
@@ -130,6 +136,18 @@ struct pr_qres {
 	uint64_t f_lo, f_hi, f_time;
 	struct pr_prof *f_cur;
 	int f_valid;
+
+	/* The piece being decoded (its offset in the queue, a buffer for
+	 * pieces over several AUXTRACE buffers); @cont: the piece before
+	 * ended decoding, this one goes on; @stop_ip: where the next piece
+	 * starts (if @stop_valid), to decode up to once the trace is out
+	 * (@gap).
+	 */
+	size_t base;
+	uint8_t *pbuf;
+	size_t pcap;
+	int cont, gap, stop_valid;
+	uint64_t stop_ip;
 
 	/* Instructions since the trace offset was last seen to move. */
 	uint64_t stuck, stuck_off;
@@ -152,9 +170,16 @@ struct pr_decode {
 	size_t nq;
 	/* Wall time decoding took. */
 	double seconds;
+	/* The flow and call lines were written while decoding (@streamed;
+	 * then pr_report_print() prints only what follows them).
+	 */
+	struct pr_stream *stream;
+	int streamed;
 };
 
-/* Decode every queue of @rp (loaded) with @rp->opts.jobs threads.
+/* Decode every queue of @rp (loaded) with @rp->opts.jobs threads.  With
+ * @rp->opts.stream the flow and call lines are written there while
+ * decoding, in queue order; memory stays bounded however long the trace.
  *
  * Returns the results, or NULL if out of memory.
  */

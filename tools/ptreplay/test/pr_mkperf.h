@@ -568,6 +568,36 @@ static inline int mkp_decode_file(struct pr_replay_opts *opts, uint8_t *f,
 	return status;
 }
 
+/* As mkp_decode_file(), the lines written while decoding (opts.stream). */
+static inline int mkp_decode_stream(struct pr_replay_opts *opts, uint8_t *f,
+				    size_t size, char **text)
+{
+	struct pr_replay rp;
+	struct pr_decode *d = NULL;
+	size_t len;
+	FILE *out;
+	int status;
+
+	opts->no_files = 1;
+	opts->progress = 0;
+	out = open_memstream(text, &len);
+	opts->stream = out;
+	pr_replay_init(&rp, opts);
+	status = pr_replay_load(&rp, f, size);
+	if (!status) {
+		d = pr_decode_run(&rp);
+		if (!d)
+			status = -1;
+	}
+	pr_report_print(d, out);
+	fclose(out);
+	opts->stream = NULL;
+	pr_decode_free(d);
+	pr_replay_fini(&rp);
+	free(f);
+	return status;
+}
+
 static inline int mkp_decode_scenario(struct pr_replay_opts *opts,
 				      size_t nsplit, char **text,
 				      uint64_t *nerr)
