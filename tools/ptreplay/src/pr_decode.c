@@ -61,14 +61,40 @@ static void pr_buf_printf(struct pr_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* "%5d  %16lx\n" as perf script -F tid,ip prints it, fast. */
-static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json,
-			int first)
+/* The hex digits of each byte value, two characters each. */
+static const char pr_hex2[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* "%16lx" of @ip at @p. */
+static void pr_hex16(char *p, uint64_t ip)
 {
-	static const char hex[] = "0123456789abcdef";
-	char tmp[24];
+	int n = ip ? (64 - __builtin_clzll(ip) + 3) / 4 : 1;
+	char *d = p + 16;
+
+	memset(p, ' ', (size_t)(16 - n));
+	for (; n >= 2; n -= 2, ip >>= 8) {
+		d -= 2;
+		memcpy(d, pr_hex2 + 2 * (ip & 0xff), 2);
+	}
+	if (n)
+		d[-1] = pr_hex2[2 * (ip & 0xf) + 1];
+}
+
+/* "%5d  %16lx\n" as perf script -F tid,ip prints it, fast: the tid's
+ * part is made when the tid changes (in @pre, its length in pre[15], for
+ * *@pre_tid).
+ */
+static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json,
+			int first, char *pre, int32_t *pre_tid)
+{
 	char *p;
-	int i, n;
 
 	if (pr_buf_reserve(b, 64) < 0)
 		return;
@@ -78,38 +104,21 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json,
 					  first ? "" : ",\n", tid, ip);
 		return;
 	}
-	p = b->p + b->len;
-	/* tid, right aligned in 5 */
-	{
-		int64_t v = tid;
-		int neg = v < 0;
-		uint64_t u = neg ? (uint64_t)(-v) : (uint64_t)v;
+	if (tid != *pre_tid || !pre[15]) {
+		char tmp[16];
+		int n = snprintf(tmp, sizeof(tmp), "%5d  ", tid);
 
-		n = 0;
-		do {
-			tmp[n++] = (char)('0' + u % 10);
-			u /= 10;
-		} while (u);
-		if (neg)
-			tmp[n++] = '-';
-		for (i = n; i < 5; ++i)
-			*p++ = ' ';
-		while (n)
-			*p++ = tmp[--n];
+		/* at most 11 digits and a sign; pre[15]: the length */
+		memcpy(pre, tmp, (size_t)n);
+		pre[15] = (char)n;
+		*pre_tid = tid;
 	}
-	*p++ = ' ';
-	*p++ = ' ';
-	n = 0;
-	do {
-		tmp[n++] = hex[ip & 0xf];
-		ip >>= 4;
-	} while (ip);
-	for (i = n; i < 16; ++i)
-		*p++ = ' ';
-	while (n)
-		*p++ = tmp[--n];
-	*p++ = '\n';
-	b->len = (size_t)(p - b->p);
+	p = b->p + b->len;
+	memcpy(p, pre, 16);
+	p += pre[15];
+	pr_hex16(p, ip);
+	p[16] = '\n';
+	b->len = (size_t)(p + 17 - b->p);
 }
 
 /* Output written while decoding (opts.stream, the command line's stdout):
@@ -250,6 +259,51 @@ static void pr_stream_close(struct pr_decode *d)
 	d->streamed = 1;
 }
 
+/* Append @n bytes at @p to @b (room reserved). */
+static char *pr_put(char *d, const char *p, size_t n)
+{
+	memcpy(d, p, n);
+	return d + n;
+}
+
+/* @r's pending call line, "%5d %16lx %*s%s %s -> %s\n" with @indent,
+ * @kind, its from and @to (@lt bytes), fast.
+ */
+static void pr_buf_call(struct pr_qres *r, int indent, const char *kind,
+			const char *to, size_t lt)
+{
+	struct pr_buf *b = &r->calls;
+	size_t lf = r->pend_from_len;
+	char *d;
+
+	if (r->pend_tid != r->calls_pre_tid || !r->calls_pre[15]) {
+		char tmp[16];
+		int n = snprintf(tmp, sizeof(tmp), "%5d ", r->pend_tid);
+
+		memcpy(r->calls_pre, tmp, (size_t)n);
+		r->calls_pre[15] = (char)n;
+		r->calls_pre_tid = r->pend_tid;
+	}
+	if (pr_buf_reserve(b, 16 + 16 + 1 + (size_t)indent + 6 + 1 + lf +
+			   4 + lt + 1) < 0)
+		return;
+	d = b->p + b->len;
+	memcpy(d, r->calls_pre, 16);
+	d += r->calls_pre[15];
+	pr_hex16(d, r->pend_ip);
+	d += 16;
+	*d++ = ' ';
+	memset(d, ' ', (size_t)indent);
+	d += indent;
+	d = pr_put(d, kind, 6);
+	*d++ = ' ';
+	d = pr_put(d, r->pend_from, lf);
+	d = pr_put(d, " -> ", 4);
+	d = pr_put(d, to, lt);
+	*d++ = '\n';
+	b->len = (size_t)(d - b->p);
+}
+
 /* Our own error kind: decoding made no trace progress. */
 #define PR_ERR_LOOP	(-1000)
 /* ... or the code store lookups of a queue cost too much. */
@@ -278,7 +332,8 @@ static void pr_qres_image(struct pr_qres *r)
 
 	if (!r->sections || (!r->dec && !r->bdec))
 		return;
-	epoch = pr_store_epoch(&r->rp->store, r->ltime);
+	epoch = r->have_epoch ? r->epoch : pr_store_epoch(&r->rp->store,
+							    r->ltime);
 	image = pr_rimage_dec_select(&r->img, r->space, epoch);
 	if (image == r->image)
 		return;
@@ -290,6 +345,29 @@ static void pr_qres_image(struct pr_qres *r)
 		pt_blk_set_image(r->bdec, image);
 	else
 		pt_insn_set_image(r->dec, image);
+}
+
+/* Lookups answer differently now (another epoch or address space):
+ * forget the answers kept.
+ */
+static void pr_qres_names(struct pr_qres *r)
+{
+	r->c_rgn = NULL;
+	r->f_valid = 0;
+	r->nfn = 0;
+}
+
+/* The lookup time moved: into another epoch? */
+static void pr_qres_epoch(struct pr_qres *r)
+{
+	uint64_t epoch = pr_store_epoch(&r->rp->store, r->ltime);
+
+	if (r->have_epoch && epoch == r->epoch)
+		return;
+	r->epoch = epoch;
+	r->have_epoch = 1;
+	pr_qres_names(r);
+	pr_qres_image(r);
 }
 
 /* Per-CPU queues: the task on the CPU at perf time @time.  Called when
@@ -304,15 +382,14 @@ static void pr_qres_task(struct pr_qres *r, uint64_t time)
 	if (r->q->tid >= 0 || r->q->cpu < 0)
 		return;
 	if (pr_replay_on_cpu(r->rp, (uint32_t)r->q->cpu, time, &pid,
-			     &tid) == 0) {
-		if (r->space != pid)
-			r->c_rgn = NULL;
-		r->space = pid;
-		r->tid = (int32_t)tid;
-	} else {
-		r->space = 0;
-		r->tid = -1;
+			     &tid) != 0) {
+		pid = 0;
+		tid = (uint32_t)-1;
 	}
+	if (r->space != pid)
+		pr_qres_names(r);
+	r->space = pid;
+	r->tid = (int32_t)tid;
 	r->f_valid = 0;
 	pr_qres_image(r);
 }
@@ -374,10 +451,8 @@ static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 				r->ninsn))
 		return;
 	r->ltime = flowjit_tie_time(&r->tie, r->time);
-	r->c_rgn = NULL;
-	r->f_valid = 0;
 	r->sus_rev = NULL;
-	pr_qres_image(r);
+	pr_qres_epoch(r);
 }
 
 /* Update the trace time and the current task from the decoder. */
@@ -398,13 +473,10 @@ static void pr_qres_time(struct pr_qres *r)
 	r->have_time = 1;
 	r->time = tsc ? pr_tsc_to_perf(&r->rp->info, tsc) : 0;
 	r->ltime = flowjit_tie_time(&r->tie, r->time);
-	r->c_rgn = NULL;
-	r->f_valid = 0;
 	/* no task known yet on this CPU: maybe now */
 	if (r->q->tid < 0 && r->q->cpu >= 0 && r->tid < 0)
 		pr_qres_task(r, r->time);
-	else
-		pr_qres_image(r);
+	pr_qres_epoch(r);
 }
 
 /* libipt's read callback: the bytes live at the decoder's current time. */
@@ -458,6 +530,8 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	return (int)n;
 }
 
+static const char pr_unknown[] = "[unknown]";
+
 /* The first symbol address of @elf above @vaddr, or UINT64_MAX. */
 static uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr)
 {
@@ -474,41 +548,34 @@ static uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr)
 	return lo < elf->nsym ? elf->sym[lo].addr : UINT64_MAX;
 }
 
-/* "image+0xoff" for @ip in region @rgn into @buf (if not NULL). */
-static void pr_qres_sym_image(const struct pr_region *rgn, uint64_t ip,
-			      char *buf, size_t size)
-{
-	const char *base = rgn->name ? rgn->name : "?";
-
-	if (!buf)
-		return;
-	if (rgn->kind == PR_RGN_FILE && strrchr(base, '/'))
-		base = strrchr(base, '/') + 1;
-	snprintf(buf, size, "%s+0x%" PRIx64, base, ip - rgn->start + rgn->pgoff);
-}
-
-/* The name of @ip: "func+0xoff" into @buf (if not NULL), and the key of
- * its function with the address range [*flo, *fhi) it holds for.
+/* What names @ip at the lookup time into @fn: pr_elf_sym()'s function,
+ * else the region's image, with the address range the answer holds for
+ * (at this epoch).
  */
-static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
-			       size_t size, const void **key1, uint64_t *key2,
-			       uint64_t *flo, uint64_t *fhi, const char **dso)
+static void pr_qres_fn_make(struct pr_qres *r, uint64_t ip, struct pr_fn *fn)
 {
 	const struct pr_region *rgn;
 	uint32_t space = ip >> 63 ? 0 : r->space;
+	const char *base;
 
-	*key1 = NULL;
-	*key2 = 0;
-	*flo = ip;
-	*fhi = ip + 1;
-	*dso = "[unknown]";
+	memset(fn, 0, sizeof(*fn));
+	fn->lo = ip;
+	fn->hi = ip + 1;
+	fn->name = fn->dso = pr_unknown;
 	rgn = pr_store_name(&r->rp->store, space, ip, r->ltime);
-	if (!rgn) {
-		if (buf)
-			snprintf(buf, size, "[unknown]");
-		return "[unknown]";
-	}
-	*dso = rgn->name ? rgn->name : "[unknown]";
+	if (!rgn)
+		return;
+	fn->dso = fn->name = rgn->name ? rgn->name : pr_unknown;
+	fn->k1 = rgn->name;
+	fn->k2 = rgn->start;
+	base = rgn->name ? rgn->name : "?";
+	if (rgn->kind == PR_RGN_FILE && strrchr(base, '/'))
+		base = strrchr(base, '/') + 1;
+	fn->label = base;
+	fn->label_len = strlen(base);
+	fn->delta = rgn->start - rgn->pgoff;
+	fn->lo = rgn->start;
+	fn->hi = rgn->end;
 	if (rgn->elf) {
 		uint64_t vaddr, next;
 		const struct pr_sym *s = NULL;
@@ -525,33 +592,79 @@ static const char *pr_qres_sym(struct pr_qres *r, uint64_t ip, char *buf,
 		}
 		if (next > rgn->end)
 			next = rgn->end;
-		if (s) {
-			*key1 = rgn->elf;
-			*key2 = s->addr;
-			*flo = ip - (vaddr - s->addr);
-			*fhi = s->size ? *flo + s->size : ip + 1;
-			if (*fhi > next)
-				*fhi = next;
-			if (buf)
-				snprintf(buf, size, "%s+0x%" PRIx64, s->name,
-					 vaddr - s->addr);
-			return s->name;
-		}
 		/* no symbol: the image's name, up to the next symbol */
-		*key1 = rgn->name;
-		*key2 = rgn->start;
-		*flo = ip;
-		*fhi = next;
-		pr_qres_sym_image(rgn, ip, buf, size);
-		return rgn->name ? rgn->name : "[unknown]";
+		fn->lo = ip;
+		fn->hi = next;
+		if (s) {
+			fn->k1 = rgn->elf;
+			fn->k2 = s->addr;
+			fn->name = fn->label = s->name;
+			fn->label_len = strlen(s->name);
+			fn->lo = fn->delta = ip - (vaddr - s->addr);
+			if (s->size && fn->lo + s->size < next)
+				fn->hi = fn->lo + s->size;
+			else if (!s->size)
+				fn->hi = ip + 1;
+		}
 	}
-	/* a JIT image or a file without symbols: name the image */
-	*key1 = rgn->name;
-	*key2 = rgn->start;
-	*flo = rgn->start;
-	*fhi = rgn->end;
-	pr_qres_sym_image(rgn, ip, buf, size);
-	return rgn->name ? rgn->name : "[unknown]";
+}
+
+/* What names @ip now: from the last PR_FN_CACHE answers of this epoch
+ * and address space, or made.
+ */
+static struct pr_fn *pr_qres_fn(struct pr_qres *r, uint64_t ip)
+{
+	struct pr_fn *fn;
+	unsigned int i;
+
+	if (r->nfn) {
+		fn = &r->fn[r->fn_last];
+		if (ip >= fn->lo && ip < fn->hi)
+			return fn;
+	}
+	for (i = 0; i < r->nfn; ++i)
+		if (ip >= r->fn[i].lo && ip < r->fn[i].hi) {
+			r->fn_last = i;
+			return &r->fn[i];
+		}
+	i = r->nfn < PR_FN_CACHE ? r->nfn++ : r->fn_next++ % PR_FN_CACHE;
+	pr_qres_fn_make(r, ip, &r->fn[i]);
+	r->fn_last = i;
+	return &r->fn[i];
+}
+
+/* "name+0xoff" of @ip (named by @fn) into @buf of @size bytes, cut as
+ * snprintf() cuts.  Returns its length.
+ */
+static size_t pr_fn_text(const struct pr_fn *fn, uint64_t ip, char *buf,
+			 size_t size)
+{
+	char hex[16];
+	size_t len, n, k;
+	uint64_t off = ip - fn->delta;
+
+	if (!size)
+		return 0;
+	if (!fn->label) {
+		snprintf(buf, size, "%s", pr_unknown);
+		return strlen(buf);
+	}
+	len = fn->label_len < size - 1 ? fn->label_len : size - 1;
+	memcpy(buf, fn->label, len);
+	pr_hex16(hex, off);
+	n = off ? (size_t)(64 - __builtin_clzll(off) + 3) / 4 : 1;
+	if (len + 3 + n <= size - 1) {
+		memcpy(buf + len, "+0x", 3);
+		memcpy(buf + len + 3, hex + 16 - n, n);
+		len += 3 + n;
+	} else {
+		for (k = 0; k < 3 && len < size - 1; ++k)
+			buf[len++] = "+0x"[k];
+		for (k = 16 - n; k < 16 && len < size - 1; ++k)
+			buf[len++] = hex[k];
+	}
+	buf[len] = 0;
+	return len;
 }
 
 static struct pr_prof *pr_prof_get(struct pr_qres *r, const void *key1,
@@ -581,6 +694,7 @@ static struct pr_prof *pr_prof_get(struct pr_qres *r, const void *key1,
 		free(r->prof);
 		r->prof = n;
 		r->capprof = cap;
+		r->prof_gen += 1;	/* entries moved */
 	}
 	mask = r->capprof - 1;
 	i = (((uintptr_t)key1 * 31 + key2) * 0x9e3779b97f4a7c15ULL) & mask;
@@ -788,18 +902,20 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
  */
 static void pr_qres_prof_func(struct pr_qres *r, uint64_t ip)
 {
-	const void *k1;
-	uint64_t k2;
-	const char *name, *dso;
+	struct pr_fn *fn = pr_qres_fn(r, ip);
 
-	name = pr_qres_sym(r, ip, NULL, 0, &k1, &k2, &r->f_lo, &r->f_hi,
-			   &dso);
-	if (!k1) {
-		k1 = "[unknown]";
-		k2 = 0;
-		name = "[unknown]";
+	if (!fn->prof || fn->prof_gen != r->prof_gen) {
+		if (fn->k1)
+			fn->prof = pr_prof_get(r, fn->k1, fn->k2, fn->name,
+					       fn->dso);
+		else
+			fn->prof = pr_prof_get(r, pr_unknown, 0, pr_unknown,
+					       fn->dso);
+		fn->prof_gen = r->prof_gen;
 	}
-	r->f_cur = pr_prof_get(r, k1, k2, name, dso);
+	r->f_cur = fn->prof;
+	r->f_lo = fn->lo;
+	r->f_hi = fn->hi;
 	r->f_valid = 1;
 	if (!r->f_cur)
 		r->failed = 1;
@@ -829,17 +945,13 @@ static void pr_qres_call_line(struct pr_qres *r, uint64_t ip)
 {
 	const struct pr_replay_opts *o = &r->rp->opts;
 	char from[160], to[160];
-	const void *k1;
-	uint64_t k2, lo, hi;
-	const char *dso;
+	size_t lt;
 
-	memcpy(from, r->pend_from, sizeof(from));
-	pr_qres_sym(r, ip, to, sizeof(to), &k1, &k2, &lo, &hi, &dso);
+	lt = pr_fn_text(pr_qres_fn(r, ip), ip, to, sizeof(to));
 	if (o->json) {
+		memcpy(from, r->pend_from, sizeof(from));
 		pr_json_escape(from, sizeof(from));
 		pr_json_escape(to, sizeof(to));
-	}
-	if (o->json)
 		pr_buf_printf(&r->calls, "%s{\"tid\":%d,\"ip\":"
 			      "\"0x%" PRIx64 "\",\"kind\":\"%s\","
 			      "\"from\":\"%s\",\"to\":\"%s\","
@@ -848,13 +960,10 @@ static void pr_qres_call_line(struct pr_qres *r, uint64_t ip)
 			      r->pend_tid, r->pend_ip,
 			      r->pend == 1 ? "call" : "return",
 			      from, to, ip);
-	else
-		pr_buf_printf(&r->calls, "%5d %16" PRIx64
-			      " %*s%s %s -> %s\n", r->pend_tid,
-			      r->pend_ip, 2 * (r->depth > 30 ?
-					       30 : r->depth),
-			      "", r->pend == 1 ? "call  " :
-			      "return", from, to);
+	} else {
+		pr_buf_call(r, 2 * (r->depth > 30 ? 30 : r->depth),
+			    r->pend == 1 ? "call  " : "return", to, lt);
+	}
 	if (r->pend == 1)
 		r->depth += 1;
 	else if (r->depth > 0)
@@ -868,10 +977,6 @@ static void pr_qres_call_line(struct pr_qres *r, uint64_t ip)
 static void pr_qres_branch(struct pr_qres *r, uint64_t ip,
 			   enum pt_insn_class iclass)
 {
-	const void *k1;
-	uint64_t k2, lo, hi;
-	const char *dso;
-
 	switch (iclass) {
 	case ptic_call:
 	case ptic_far_call:
@@ -886,8 +991,8 @@ static void pr_qres_branch(struct pr_qres *r, uint64_t ip,
 	}
 	r->pend_ip = ip;
 	r->pend_tid = r->tid;
-	pr_qres_sym(r, ip, r->pend_from, sizeof(r->pend_from), &k1, &k2, &lo,
-		    &hi, &dso);
+	r->pend_from_len = pr_fn_text(pr_qres_fn(r, ip), ip, r->pend_from,
+				      sizeof(r->pend_from));
 }
 
 static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
@@ -907,7 +1012,7 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 	}
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json,
-			    !r->nflow_el++);
+			    !r->nflow_el++, r->flow_pre, &r->flow_pre_tid);
 	if (o->outputs & PR_OUT_PROFILE)
 		pr_qres_prof(r, insn->ip, insn->ip + 1, 1);
 	if (o->outputs & PR_OUT_CALLS) {
@@ -1520,6 +1625,9 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 		r->failed = 1;
 		return -1;
 	}
+	/* the new decoder gets the image in effect */
+	r->image = NULL;
+	pr_qres_image(r);
 
 	for (;;) {
 		status = pr_qres_sync_forward(r);

@@ -67,6 +67,25 @@ struct pr_rev_cur {
 	int how;
 };
 
+/* What names an address range at one epoch (pr_decode.c, pr_qres_fn()):
+ * the profile's key (@k1, @k2: NULL if unknown), function and image
+ * names, the printed name @label (NULL: "[unknown]") and the printed
+ * offset's base @delta; the profile entry if made (of @prof_gen).
+ */
+struct pr_fn {
+	uint64_t lo, hi;
+	const void *k1;
+	uint64_t k2;
+	const char *name, *dso, *label;
+	size_t label_len;
+	uint64_t delta;
+	struct pr_prof *prof;
+	uint64_t prof_gen;
+};
+
+/* Names a queue keeps (for the epoch and address space in effect). */
+#define PR_FN_CACHE	16
+
 /* The results and state of decoding one queue. */
 struct pr_qres {
 	struct pr_replay *rp;
@@ -122,17 +141,29 @@ struct pr_qres {
 	size_t index;		/* the queue's, in rp->q */
 	int flow_started, calls_started;
 	uint64_t nflow_el, ncalls_el;
+	char flow_pre[16];	/* "%5d  " of @flow_pre_tid, its length */
+	int32_t flow_pre_tid;
 
 	/* Pending call/return: print at the next instruction. */
 	int pend;		/* 0, 1 call, 2 return */
 	uint64_t pend_ip;
 	char pend_from[160];
+	size_t pend_from_len;
+	char calls_pre[16];	/* "%5d " of @calls_pre_tid, its length */
+	int32_t calls_pre_tid;
 	int32_t pend_tid;
 	int depth;
+
+	/* Names (pr_fn) of the lookup time's epoch. */
+	uint64_t epoch;
+	int have_epoch;
+	struct pr_fn fn[PR_FN_CACHE];
+	unsigned int nfn, fn_last, fn_next;
 
 	/* Profile: a hash table and the current function's range. */
 	struct pr_prof *prof;
 	size_t nprof, capprof;
+	uint64_t prof_gen;
 	uint64_t f_lo, f_hi, f_time;
 	struct pr_prof *f_cur;
 	int f_valid;
