@@ -122,23 +122,25 @@ static void pr_buf_flow(struct pr_buf *b, int32_t tid, uint64_t ip, int json,
 }
 
 /* Output written while decoding (opts.stream, the command line's stdout):
- * flow and call lines go out in queue order as they are made, each queue
- * holding at most PR_STREAM_CHUNK bytes of each before it writes them (its
- * turn: it is the first queue not done) or waits for its turn.  With both
- * --flow and --calls the call lines wait in a temporary file (the spool)
- * until the flow is out.  What is written is what pr_report_print() would
- * print for them.
+ * flow and call lines go out in queue order as they are made.  A queue
+ * holds at most PR_STREAM_CHUNK bytes of each; then, if it is its turn
+ * (every queue before it is done) it writes them out, else it appends
+ * them to spool files of its own (tmpfile()) that go out when its turn
+ * comes: workers never wait for each other, and what waits is on disk.
+ * With both --flow and --calls the call lines, in queue order, wait in a
+ * spool of the stream until the flow is out.  What is written is what
+ * pr_report_print() would print for them.
  */
 struct pr_stream {
 	FILE *out;
 	FILE *spool;		/* NULL: call lines kept in memory */
 	pthread_mutex_t lock;
-	pthread_cond_t turn;
 	size_t head;		/* the queue whose lines go out now */
+	struct pr_decode *d;
 	int flow_any, calls_any;	/* an element of each is out */
 };
 
-/* Lines a queue holds before it writes them out or waits for its turn. */
+/* Lines a queue holds before it writes them out or spools them. */
 #define PR_STREAM_CHUNK		(1u << 20)
 
 /* Append @b to @f: the JSON separator first if @first and *@any. */
@@ -156,51 +158,123 @@ static void pr_stream_put(const struct pr_qres *r, FILE *f,
 	fwrite(b->p, 1, b->len, f);
 }
 
-/* Write @r's lines out when it is its turn (waiting for it if @wait),
- * and with @done pass the turn on.
+/* Copy @from (a spool, from its start) to the end of @to; close it. */
+static void pr_spool_copy(FILE *from, FILE *to)
+{
+	char buf[1 << 16];
+	size_t n;
+
+	if (!from)
+		return;
+	rewind(from);
+	while ((n = fread(buf, 1, sizeof(buf), from)))
+		fwrite(buf, 1, n, to);
+	fclose(from);
+}
+
+/* Append @b to the spool *@f (made on first use).  Returns 0, -1 if no
+ * spool can be made (then @b is kept).
  */
-static void pr_qres_flush(struct pr_qres *r, int wait, int done)
+static int pr_spool_put(FILE **f, struct pr_buf *b)
+{
+	if (!b->len)
+		return 0;
+	if (!*f)
+		*f = tmpfile();
+	if (!*f)
+		return -1;
+	fwrite(b->p, 1, b->len, *f);
+	b->len = 0;
+	return 0;
+}
+
+/* Where call lines go in their turn: the stream's spool while the flow
+ * goes out, else the output.  NULL: they stay in memory.
+ */
+static FILE *pr_stream_calls(const struct pr_stream *st,
+			     const struct pr_replay_opts *o)
+{
+	if (!(o->outputs & PR_OUT_FLOW))
+		return st->out;
+	return st->spool;
+}
+
+/* Write @r's lines (spooled ones first) in its turn; under st->lock. */
+static void pr_stream_turn(struct pr_stream *st, struct pr_qres *r)
+{
+	FILE *calls = pr_stream_calls(st, &r->rp->opts);
+	int json = r->rp->opts.json;
+
+	if (r->fspool) {
+		if (!r->flow_started && json && st->flow_any)
+			fputs(",\n", st->out);
+		r->flow_started = st->flow_any = 1;
+		pr_spool_copy(r->fspool, st->out);
+		r->fspool = NULL;
+	}
+	pr_stream_put(r, st->out, &r->flow, &r->flow_started, &st->flow_any);
+	r->flow.len = 0;
+	if (!calls)
+		return;
+	if (r->cspool) {
+		if (!r->calls_started && json && st->calls_any)
+			fputs(",\n", calls);
+		r->calls_started = st->calls_any = 1;
+		pr_spool_copy(r->cspool, calls);
+		r->cspool = NULL;
+	}
+	pr_stream_put(r, calls, &r->calls, &r->calls_started, &st->calls_any);
+	r->calls.len = 0;
+}
+
+/* Write @r's lines out if it is its turn, else spool them; with @done
+ * the queue is done: pass the turn on over the queues done.
+ */
+static void pr_qres_flush(struct pr_qres *r, int done)
 {
 	struct pr_stream *st = r->stream;
 
 	if (!st)
 		return;
 	pthread_mutex_lock(&st->lock);
-	if (st->head != r->index && !wait) {
+	if (st->head == r->index) {
+		pr_stream_turn(st, r);
+	} else {
 		pthread_mutex_unlock(&st->lock);
-		return;
-	}
-	while (st->head != r->index)
-		pthread_cond_wait(&st->turn, &st->lock);
-	pr_stream_put(r, st->out, &r->flow, &r->flow_started, &st->flow_any);
-	r->flow.len = 0;
-	if (st->spool || !(r->rp->opts.outputs & PR_OUT_FLOW)) {
-		pr_stream_put(r, st->spool ? st->spool : st->out, &r->calls,
-			      &r->calls_started, &st->calls_any);
-		r->calls.len = 0;
+		/* lines kept in memory if no spool can be made */
+		(void)pr_spool_put(&r->fspool, &r->flow);
+		if (pr_stream_calls(st, &r->rp->opts))
+			(void)pr_spool_put(&r->cspool, &r->calls);
+		pthread_mutex_lock(&st->lock);
+		if (st->head == r->index)
+			pr_stream_turn(st, r);
 	}
 	if (done) {
-		st->head += 1;
-		pthread_cond_broadcast(&st->turn);
+		r->finished = 1;
+		while (st->head < st->d->nq && st->d->q[st->head].finished) {
+			st->head += 1;
+			if (st->head < st->d->nq)
+				pr_stream_turn(st, &st->d->q[st->head]);
+		}
 	}
 	pthread_mutex_unlock(&st->lock);
 }
 
-/* Too many lines held: write them out or wait for the turn to. */
+/* Too many lines held: write them out or spool them. */
 static inline void pr_qres_full(struct pr_qres *r)
 {
 	if (r->stream && (r->flow.len >= PR_STREAM_CHUNK ||
 			  r->calls.len >= PR_STREAM_CHUNK))
-		pr_qres_flush(r, 1, 0);
+		pr_qres_flush(r, 0);
 }
 
 /* Start the output on @out: what comes before the first flow or call
  * line.  Returns the stream, or NULL (then nothing was written and the
  * lines stay in memory for pr_report_print()).
  */
-static struct pr_stream *pr_stream_open(const struct pr_replay_opts *o,
-					FILE *out)
+static struct pr_stream *pr_stream_open(struct pr_decode *d, FILE *out)
 {
+	const struct pr_replay_opts *o = &d->rp->opts;
 	struct pr_stream *st;
 
 	if (!out || !(o->outputs & (PR_OUT_FLOW | PR_OUT_CALLS)))
@@ -209,10 +283,10 @@ static struct pr_stream *pr_stream_open(const struct pr_replay_opts *o,
 	if (!st)
 		return NULL;
 	st->out = out;
+	st->d = d;
 	if ((o->outputs & PR_OUT_FLOW) && (o->outputs & PR_OUT_CALLS))
 		st->spool = tmpfile();
 	pthread_mutex_init(&st->lock, NULL);
-	pthread_cond_init(&st->turn, NULL);
 	if (o->json)
 		fprintf(out, "{\"%s\":[\n", o->outputs & PR_OUT_FLOW ? "flow" :
 			"calls");
@@ -224,8 +298,7 @@ static void pr_stream_close(struct pr_decode *d)
 {
 	struct pr_stream *st = d->stream;
 	const struct pr_replay_opts *o = &d->rp->opts;
-	char buf[1 << 16];
-	size_t i, n;
+	size_t i;
 
 	if (!st)
 		return;
@@ -235,10 +308,7 @@ static void pr_stream_close(struct pr_decode *d)
 		if (o->json)
 			fputs(",\n\"calls\":[\n", st->out);
 		if (st->spool) {
-			rewind(st->spool);
-			while ((n = fread(buf, 1, sizeof(buf), st->spool)))
-				fwrite(buf, 1, n, st->out);
-			fclose(st->spool);
+			pr_spool_copy(st->spool, st->out);
 		} else {
 			for (i = 0; i < d->nq; ++i) {
 				struct pr_qres *r = &d->q[i];
@@ -253,7 +323,6 @@ static void pr_stream_close(struct pr_decode *d)
 			fputs("]", st->out);
 	}
 	pthread_mutex_destroy(&st->lock);
-	pthread_cond_destroy(&st->turn);
 	free(st);
 	d->stream = NULL;
 	d->streamed = 1;
@@ -1698,7 +1767,7 @@ static void pr_qres_decode(struct pr_qres *r)
 		at = end;
 	}
 	pr_qres_progress(q->size, &reported);
-	pr_qres_flush(r, 1, 1);
+	pr_qres_flush(r, 1);
 	free(r->pbuf);
 	r->pbuf = NULL;
 	r->nsections = r->img.nsections;
@@ -1772,7 +1841,7 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 	if (rp->perf.pd.mapped)
 		(void)madvise((void *)rp->perf.pd.buf, rp->perf.pd.size,
 			      MADV_DONTNEED);
-	d->stream = pr_stream_open(&rp->opts, rp->opts.stream);
+	d->stream = pr_stream_open(d, rp->opts.stream);
 	d->sections = !rp->opts.read_callback &&
 		      pr_rimage_init(&d->ri, &rp->store) == 0;
 	for (i = 0; i < rp->nq; ++i) {

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct pt_insn_decoder;
 struct pt_block_decoder;
@@ -141,6 +142,8 @@ struct pr_qres {
 	size_t index;		/* the queue's, in rp->q */
 	int flow_started, calls_started;
 	uint64_t nflow_el, ncalls_el;
+	FILE *fspool, *cspool;	/* lines spooled until its turn */
+	int finished;		/* all its lines are out or spooled */
 	char flow_pre[16];	/* "%5d  " of @flow_pre_tid, its length */
 	int32_t flow_pre_tid;
 

@@ -217,14 +217,12 @@ int pr_rimage_init(struct pr_rimage *ri, const struct pr_store *store)
 	memset(ri, 0, sizeof(*ri));
 	ri->memfd = -1;
 	ri->store = store;
-	ri->iscache = pt_iscache_alloc("ptreplay");
 	ri->rgn = calloc(store->nrgn + 1, sizeof(*ri->rgn));
 	ri->fjv = calloc(store->nfjv + 1, sizeof(*ri->fjv));
-	if (!ri->iscache || !ri->rgn || !ri->fjv) {
+	if (!ri->rgn || !ri->fjv) {
 		pr_rimage_fini(ri);
 		return -pte_nomem;
 	}
-	(void)pt_iscache_set_limit(ri->iscache, PR_RIMAGE_CACHE_LIMIT);
 	pr_rimage_sources(ri);
 	return 0;
 }
@@ -233,7 +231,6 @@ void pr_rimage_fini(struct pr_rimage *ri)
 {
 	if (!ri)
 		return;
-	pt_iscache_free(ri->iscache);
 	free(ri->rgn);
 	free(ri->fjv);
 	if (ri->memfd >= 0)
@@ -265,6 +262,7 @@ void pr_rimage_dec_fini(struct pr_rimage_dec *rd)
 		return;
 	for (i = 0; i < PR_RIMAGE_IMAGES; ++i)
 		pr_rimage_img_free(&rd->img[i]);
+	pt_iscache_free(rd->iscache);
 	free(rd->rev);
 	memset(rd, 0, sizeof(*rd));
 }
@@ -394,7 +392,13 @@ int pr_rimage_dec_add(struct pr_rimage_dec *rd, const struct pr_region *rgn,
 		img->rng = r;
 		img->caprng = cap;
 	}
-	isid = pt_iscache_add_file(rd->ri->iscache, src->path,
+	if (!rd->iscache) {
+		rd->iscache = pt_iscache_alloc(NULL);
+		if (!rd->iscache)
+			return -pte_nomem;
+		(void)pt_iscache_set_limit(rd->iscache, PR_RIMAGE_CACHE_LIMIT);
+	}
+	isid = pt_iscache_add_file(rd->iscache, src->path,
 				   src->off + (lo - rgn->start), hi - lo, lo);
 	if (isid < 0)
 		return isid;
@@ -402,7 +406,7 @@ int pr_rimage_dec_add(struct pr_rimage_dec *rd, const struct pr_region *rgn,
 				 rgn->rev : NULL);
 	if (err < 0)
 		return err;
-	err = pt_image_add_cached(img->image, rd->ri->iscache, isid, NULL);
+	err = pt_image_add_cached(img->image, rd->iscache, isid, NULL);
 	if (err < 0)
 		return err;
 	memmove(img->rng + at + 1, img->rng + at,

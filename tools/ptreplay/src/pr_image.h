@@ -103,11 +103,11 @@ extern struct pt_image *pr_image_pt(struct pr_image *image);
  * copied to once, before decoding (libipt opens both by path, and
  * refuses a file whose size or time changed since it made the section).
  *
- * struct pr_rimage is a session's: the section cache and where each
- * region's bytes are in a file; read-only while decoders run.
- * struct pr_rimage_dec is one decoder's: its images (the last
- * PR_RIMAGE_IMAGES used) and which flowjit revision each of its
- * sections holds.
+ * struct pr_rimage is a session's: where each region's bytes are in a
+ * file; read-only while decoders run.  struct pr_rimage_dec is one
+ * decoder's (a queue's): its section cache, its images (the last
+ * PR_RIMAGE_IMAGES used) and which flowjit revision each of its sections
+ * holds.
  */
 
 struct pr_store;
@@ -128,7 +128,6 @@ struct pr_rimage_src {
 
 struct pr_rimage {
 	const struct pr_store *store;
-	struct pt_image_section_cache *iscache;
 	/* Of store->rgn[i] and store->fjv[i]. */
 	struct pr_rimage_src *rgn, *fjv;
 	/* The memfd holding in-memory code, "/proc/self/fd/N"; -1: none. */
@@ -149,6 +148,11 @@ struct pr_rimage_img {
 
 struct pr_rimage_dec {
 	const struct pr_rimage *ri;
+	/* The decoder's own section cache: sections shared by decoders
+	 * running in parallel would be mapped and unmapped under libipt's
+	 * locks at every switch between them.
+	 */
+	struct pt_image_section_cache *iscache;
 	struct pr_rimage_img img[PR_RIMAGE_IMAGES];
 	struct pr_rimage_img *cur;
 	uint64_t stamp;
