@@ -403,7 +403,7 @@ static void pr_qres_image(struct pr_qres *r)
 		return;
 	epoch = r->have_epoch ? r->epoch : pr_store_epoch(&r->rp->store,
 							    r->ltime);
-	image = pr_rimage_dec_select(&r->img, r->space, epoch);
+	image = pr_rimage_dec_select(r->rd, r->space, epoch);
 	if (image == r->image)
 		return;
 	/* NULL: the decoder's own image, only the callback */
@@ -592,8 +592,8 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 			r->c_lo = lo;
 			r->c_hi = hi < bend ? hi : bend;
 			/* next time libipt reads it from a section */
-			if (r->sections && r->img.cur)
-				(void)pr_rimage_dec_add(&r->img, rgn, lo, hi);
+			if (r->sections && r->rd->cur)
+				(void)pr_rimage_dec_add(r->rd, rgn, lo, hi);
 		}
 	}
 	return (int)n;
@@ -815,8 +815,9 @@ static void pr_qres_error(struct pr_qres *r, int code)
 	} else {
 		uint32_t space = r->last_ip >> 63 ? 0 : r->space;
 
-		rgn = r->ninsn ? pr_store_name(&r->rp->store, space, r->last_ip,
-						 r->ltime) : NULL;
+		rgn = r->ninsn > r->piece_insns ?
+		      pr_store_name(&r->rp->store, space, r->last_ip,
+				    r->ltime) : NULL;
 		snprintf(region, sizeof(region), "%s",
 			 rgn && rgn->name ? rgn->name : "[trace]");
 	}
@@ -1073,7 +1074,7 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 	if (insn->isid > 0) {
 		const struct flowjit_rev *rev;
 
-		rev = pr_rimage_dec_rev(&r->img, insn->isid);
+		rev = pr_rimage_dec_rev(r->rd, insn->isid);
 		if (rev)
 			pr_qres_rev_insns(r, rev, 1);
 	} else if (r->rd_rev && insn->ip == r->rd_ip) {
@@ -1139,7 +1140,7 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 	if ((o->outputs & PR_OUT_CALLS) && r->pend)
 		pr_qres_call_line(r, ip);
 	if (blk->isid > 0)
-		rev = pr_rimage_dec_rev(&r->img, blk->isid);
+		rev = pr_rimage_dec_rev(r->rd, blk->isid);
 	else
 		walk_rev = r->rp->store.fj != NULL;
 	if (!walk_rev) {
@@ -1558,11 +1559,29 @@ static size_t pr_queue_psb(const struct pr_queue *q, size_t off, size_t limit)
 #define PR_PIECE_SIZE	(4u << 20)
 #define PR_PIECE_MAX	(64u << 20)
 
+/* Pieces of a queue decoded in parallel: those of PR_PIECE_PAR bytes. */
+#define PR_PIECE_PAR		(256u << 10)
+
+/* Are @r's pieces decoded in parallel?  Only where nothing but counts
+ * goes from one piece to the next (no flow or call lines, no flowjit
+ * ties or revisions, one thread per queue), with -j N and more than one
+ * piece: merged in order they give what one decoder gives.
+ */
+static int pr_qres_split(const struct pr_qres *r)
+{
+	const struct pr_replay *rp = r->rp;
+
+	return rp->opts.jobs > 1 && r->q->tid >= 0 && !rp->store.fj &&
+	       !(rp->opts.outputs & (PR_OUT_FLOW | PR_OUT_CALLS)) &&
+	       r->q->size > (rp->opts.piece ? rp->opts.piece : PR_PIECE_PAR);
+}
+
 /* The end of the piece of @r's queue that starts at @at. */
 static size_t pr_qres_piece_end(const struct pr_qres *r, size_t at)
 {
 	const struct pr_queue *q = r->q;
-	size_t want = r->rp->opts.piece ? r->rp->opts.piece : PR_PIECE_SIZE;
+	size_t want = r->rp->opts.piece ? r->rp->opts.piece :
+		      pr_qres_split(r) ? PR_PIECE_PAR : PR_PIECE_SIZE;
 	size_t limit = q->size - at > PR_PIECE_MAX ? at + PR_PIECE_MAX :
 		       q->size;
 
@@ -1686,6 +1705,12 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	pr_qres_next_start(r, end);
 	r->base = at;
 	r->gap = 0;
+	/* the loop guard and the last IP of errors are the piece's: a
+	 * piece decodes alike after the one before or on its own (-j)
+	 */
+	r->stuck = 0;
+	r->stuck_off = 0;
+	r->piece_insns = r->ninsn;
 	pt_config_init(&config);
 	config.begin = (uint8_t *)buf;
 	config.end = (uint8_t *)buf + (end - at);
@@ -1745,8 +1770,19 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	return ended;
 }
 
-/* Decode queue @r->q, piece after piece. */
-static void pr_qres_decode(struct pr_qres *r)
+/* Set @r up to decode its queue from the start. */
+static void pr_qres_start(struct pr_qres *r)
+{
+	const struct pr_queue *q = r->q;
+
+	r->tid = q->tid;
+	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
+	flowjit_tie_init(&r->tie, r->rp->store.fj);
+	r->cont = 0;
+}
+
+/* Decode queue @r->q, piece after piece (with the worker's images). */
+static void pr_qres_decode(struct pr_qres *r, struct pr_rimage_dec *rd)
 {
 	struct pr_queue *q = r->q;
 	uint64_t reported = 0;
@@ -1754,10 +1790,8 @@ static void pr_qres_decode(struct pr_qres *r)
 	int ended;
 
 	pr_store_work = 0;
-	r->tid = q->tid;
-	r->space = q->tid >= 0 ? pr_replay_pid(r->rp, (uint32_t)q->tid) : 0;
-	flowjit_tie_init(&r->tie, r->rp->store.fj);
-	r->cont = 0;
+	r->rd = rd;
+	pr_qres_start(r);
 	while (at < q->size) {
 		end = pr_qres_piece_end(r, at);
 		ended = pr_qres_decode_piece(r, at, end, &reported);
@@ -1770,29 +1804,191 @@ static void pr_qres_decode(struct pr_qres *r)
 	pr_qres_flush(r, 1);
 	free(r->pbuf);
 	r->pbuf = NULL;
-	r->nsections = r->img.nsections;
-	r->nimages = r->img.nimages;
-	pr_rimage_dec_fini(&r->img);
+	r->nsections = r->rd->nsections;
+	r->nimages = r->rd->nimages;
 }
 
+/* The workers' queue: queues in turn, and the pieces of a queue that
+ * decodes in parallel (pr_qres_split()) in turn.
+ */
 struct pr_pool {
 	struct pr_decode *d;
-	size_t next;
-	size_t done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t qi;		/* the queue given out now */
+	size_t at;		/* where its next piece starts */
+	size_t done;		/* queues done */
 };
+
+/* Count @n of @code in @region, as pr_qres_error() does one. */
+static void pr_qres_err_add(struct pr_qres *r, int code, const char *region,
+			    uint64_t n)
+{
+	struct pr_err_count *e;
+	size_t i;
+
+	for (i = 0; i < r->nerr; ++i)
+		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
+			r->err[i].count += n;
+			return;
+		}
+	if (r->nerr >= 256)
+		return;
+	e = realloc(r->err, (r->nerr + 1) * sizeof(*e));
+	if (!e) {
+		r->failed = 1;
+		return;
+	}
+	r->err = e;
+	e = &r->err[r->nerr++];
+	e->code = code;
+	e->count = n;
+	snprintf(e->region, sizeof(e->region), "%s", region);
+}
+
+/* Free what piece result @p holds, and @p. */
+static void pr_qres_free_piece(struct pr_qres *p)
+{
+	free(p->flow.p);
+	free(p->calls.p);
+	free(p->prof);
+	free(p->err);
+	free(p->cur);
+	free(p->sw);
+	free(p->pbuf);
+	free(p);
+}
+
+/* Add piece result @p, the next piece of @r's queue, to @r: as if @r had
+ * decoded it after the pieces before.
+ */
+static void pr_qres_merge(struct pr_qres *r, struct pr_qres *p)
+{
+	size_t i;
+
+	if (r->abandoned)
+		return;
+	r->ninsn += p->ninsn;
+	/* a piece after one that ended decoding goes on: not a resync */
+	r->nsync += p->nsync - (r->cont && p->nsync ? 1 : 0);
+	r->noverflow += p->noverflow;
+	r->nerrors += p->nerrors;
+	r->ndisabled += p->ndisabled;
+	r->nloops += p->nloops;
+	r->failed |= p->failed;
+	if (p->ninsn)
+		r->last_ip = p->last_ip;
+	for (i = 0; i < p->nerr; ++i)
+		pr_qres_err_add(r, p->err[i].code, p->err[i].region,
+				p->err[i].count);
+	for (i = 0; i < p->capprof; ++i) {
+		struct pr_prof *e;
+
+		if (!p->prof[i].name)
+			continue;
+		e = pr_prof_get(r, p->prof[i].key1, p->prof[i].key2,
+				p->prof[i].name, p->prof[i].dso);
+		if (!e) {
+			r->failed = 1;
+			continue;
+		}
+		e->count += p->prof[i].count;
+	}
+	r->cont = p->ended > 0;
+	r->abandoned = p->ended < 0;
+}
+
+/* Decode piece [@at, @end) of @r's queue on its own into a new result
+ * (using the worker's images @rd).  Returns it, NULL if out of memory.
+ */
+static struct pr_qres *pr_qres_decode_alone(struct pr_qres *r,
+					    struct pr_rimage_dec *rd,
+					    size_t at, size_t end)
+{
+	struct pr_qres *p = calloc(1, sizeof(*p));
+	uint64_t reported = at;
+
+	if (!p)
+		return NULL;
+	p->rp = r->rp;
+	p->q = r->q;
+	p->index = r->index;
+	p->sections = r->sections;
+	p->rd = rd;
+	pr_store_work = 0;
+	pr_qres_start(p);
+	p->ended = pr_qres_decode_piece(p, at, end, &reported);
+	pr_qres_progress(end, &reported);
+	return p;
+}
+
+/* Piece @k of @r's queue is decoded (@p, NULL: out of memory): merge the
+ * pieces that are next in order; under pool->lock.  Returns whether the
+ * queue is done.
+ */
+static int pr_pool_piece_done(struct pr_qres *r, size_t k, struct pr_qres *p)
+{
+	size_t slot = k % PR_PIECES_AHEAD;
+
+	if (!p)
+		r->failed = 1;
+	r->pdone[slot] = p;
+	r->pready[slot] = 1;
+	while (r->pready[r->pmerged % PR_PIECES_AHEAD]) {
+		slot = r->pmerged % PR_PIECES_AHEAD;
+		if (r->pdone[slot]) {
+			pr_qres_merge(r, r->pdone[slot]);
+			pr_qres_free_piece(r->pdone[slot]);
+		}
+		r->pdone[slot] = NULL;
+		r->pready[slot] = 0;
+		r->pmerged += 1;
+	}
+	return r->split_done && r->pmerged == r->pissued;
+}
 
 static void *pr_worker(void *arg)
 {
 	struct pr_pool *pool = arg;
+	struct pr_decode *d = pool->d;
+	struct pr_rimage_dec rd;
 
-	for (;;) {
-		size_t i = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED);
+	pr_rimage_dec_init(&rd, d->sections ? &d->ri : NULL);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->qi < d->nq) {
+		struct pr_qres *r = &d->q[pool->qi], *p;
+		size_t at, end, k;
 
-		if (i >= pool->d->nq)
-			break;
-		pr_qres_decode(&pool->d->q[i]);
-		__atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
+		if (!pr_qres_split(r)) {
+			pool->qi += 1;
+			pthread_mutex_unlock(&pool->lock);
+			pr_qres_decode(r, &rd);
+			pthread_mutex_lock(&pool->lock);
+			__atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (r->pissued - r->pmerged >= PR_PIECES_AHEAD) {
+			pthread_cond_wait(&pool->cond, &pool->lock);
+			continue;
+		}
+		at = pool->at;
+		end = pr_qres_piece_end(r, at);
+		k = r->pissued++;
+		pool->at = end;
+		if (end >= r->q->size) {
+			r->split_done = 1;
+			pool->qi += 1;
+			pool->at = 0;
+		}
+		pthread_mutex_unlock(&pool->lock);
+		p = pr_qres_decode_alone(r, &rd, at, end);
+		pthread_mutex_lock(&pool->lock);
+		if (pr_pool_piece_done(r, k, p))
+			__atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&pool->cond);
 	}
+	pthread_mutex_unlock(&pool->lock);
+	pr_rimage_dec_fini(&rd);
 	return NULL;
 }
 
@@ -1850,11 +2046,12 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 		d->q[i].sections = d->sections;
 		d->q[i].index = i;
 		d->q[i].stream = d->stream;
-		pr_rimage_dec_init(&d->q[i].img, d->sections ? &d->ri : NULL);
 		total += rp->q[i].size;
 	}
 	memset(&pool, 0, sizeof(pool));
 	pool.d = d;
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_cond_init(&pool.cond, NULL);
 	n = rp->opts.jobs > 0 ? rp->opts.jobs : 1;
 	if (n > 64)
 		n = 64;
@@ -1894,6 +2091,8 @@ struct pr_decode *pr_decode_run(struct pr_replay *rp)
 	}
 	for (i = 0; i < (size_t)started; ++i)
 		pthread_join(tids[i], NULL);
+	pthread_mutex_destroy(&pool.lock);
+	pthread_cond_destroy(&pool.cond);
 	pr_stream_close(d);
 	d->seconds = pr_now() - t0;
 	return d;

@@ -84,6 +84,9 @@ struct pr_fn {
 	uint64_t prof_gen;
 };
 
+/* Pieces of a queue decoded in parallel but not merged yet, at most. */
+#define PR_PIECES_AHEAD	16
+
 /* Names a queue keeps (for the epoch and address space in effect). */
 #define PR_FN_CACHE	16
 
@@ -125,9 +128,11 @@ struct pr_qres {
 	const struct pr_region *c_rgn;
 	uint64_t c_lo, c_hi, c_time;
 
-	/* Code as image sections (pr_image.h), unless @sections is 0. */
+	/* Code as image sections (pr_image.h), unless @sections is 0:
+	 * the images of the worker decoding it.
+	 */
 	int sections;
-	struct pr_rimage_dec img;
+	struct pr_rimage_dec *rd;
 	struct pt_image *image;	/* the decoder's now */
 	uint64_t nsections, nimages;	/* made while decoding */
 
@@ -182,6 +187,21 @@ struct pr_qres {
 	size_t pcap;
 	int cont, gap, stop_valid;
 	uint64_t stop_ip;
+
+	/* Instructions before this piece (errors name the last IP of the
+	 * piece's); how the piece ended (pr_qres_decode_piece()).
+	 */
+	uint64_t piece_insns;
+	int ended;
+
+	/* Pieces decoded in parallel (pr_decode.c, pr_qres_split()): given
+	 * out, merged; results waiting for their turn; all given out; a
+	 * piece abandoned the queue (code lookups too costly).
+	 */
+	size_t pissued, pmerged;
+	struct pr_qres *pdone[PR_PIECES_AHEAD];
+	char pready[PR_PIECES_AHEAD];
+	int split_done, abandoned;
 
 	/* Instructions since the trace offset was last seen to move. */
 	uint64_t stuck, stuck_off;

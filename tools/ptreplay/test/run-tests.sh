@@ -285,9 +285,11 @@ else
 		run decode -i "$tmp/$p.data" -e
 		unset PTREPLAY_READ
 		cmp -s "$tmp/out" "$tmp/sec.out" || bad+=" $p(flow)"
-		# a piece per PSB: decoded as the whole trace, streamed alike
-		for outs in "-e" "--flow --calls --profile --health" "--calls --json"; do
-			run decode -i "$tmp/$p.data" $outs
+		# a piece per PSB: decoded as the whole trace, streamed alike,
+		# and with -j 3 (profile and health: pieces in parallel)
+		for outs in "-e" "--flow --calls --profile --health" "--calls --json" \
+			"--profile --health -j 3" "--flow --calls -j 2"; do
+			run decode -i "$tmp/$p.data" ${outs% -j *}
 			grep -v "^decode time:" "$tmp/out" | sed 's/"decode_seconds":[0-9.]*//' > "$tmp/whole.out"
 			export PTREPLAY_PIECE=1
 			run decode -i "$tmp/$p.data" $outs
@@ -296,7 +298,7 @@ else
 				cmp -s - "$tmp/whole.out" || bad+=" $p(pieces $outs)"
 		done
 	done
-	check "ptreplay decode: block decoder == instruction flow decoder (calls, profile, health; $nblk runs), sections == read callback (flow), a piece per PSB == the whole trace, on the ptsynth traces" \
+	check "ptreplay decode: block decoder == instruction flow decoder (calls, profile, health; $nblk runs), sections == read callback (flow), a piece per PSB (also decoded in parallel, -j) == the whole trace, on the ptsynth traces" \
 		test -z "$bad" -a "$nblk" -ge 15
 	[[ -n $bad ]] && diag "differ:$bad"
 	if [[ -f $tmp/threads.data ]]; then
