@@ -562,8 +562,8 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 	space = ip >> 63 ? 0 : r->space;
 
 	rgn = r->c_rgn;
-	if (rgn && !r->sections && ip >= r->c_lo && ip < r->c_hi && size <= r->c_hi - ip &&
-	    rgn->space == space) {
+	if (rgn && (!r->sections || r->c_nosec) && ip >= r->c_lo &&
+	    ip < r->c_hi && size <= r->c_hi - ip && rgn->space == space) {
 		memcpy(buffer, rgn->bytes + (ip - rgn->start), size);
 		r->rd_ip = ip;
 		r->rd_rev = rgn->kind == PR_RGN_FLOWJIT ? rgn->rev : NULL;
@@ -591,9 +591,11 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 			r->c_rgn = rgn;
 			r->c_lo = lo;
 			r->c_hi = hi < bend ? hi : bend;
-			/* next time libipt reads it from a section */
-			if (r->sections && r->rd->cur)
-				(void)pr_rimage_dec_add(r->rd, rgn, lo, hi);
+			/* next time libipt reads it from a section; if
+			 * none can be made, from this cache
+			 */
+			r->c_nosec = !r->sections || !r->rd->cur ||
+				     pr_rimage_dec_add(r->rd, rgn, lo, hi) < 0;
 		}
 	}
 	return (int)n;
@@ -1298,17 +1300,21 @@ static int pr_qres_run_insn(struct pr_qres *r, int status, uint64_t *reported)
 	uint64_t off;
 
 	for (;;) {
-		status = pr_qres_events(r, status);
-		if (status < 0)
-			return status;
+		if (status & pts_event_pending) {
+			status = pr_qres_events(r, status);
+			if (status < 0)
+				return status;
+			/* the image of the time the code is read at (else
+			 * the time after the last instruction's)
+			 */
+			pr_qres_time(r);
+		}
 		if (status & pts_eos) {
 			/* the next piece starts at a known IP: on to it */
 			if (!r->stop_valid)
 				return -pte_eos;
 			r->gap = 1;
 		}
-		/* the image of the time the code is read at */
-		pr_qres_time(r);
 		status = pt_insn_next(r->dec, &insn, sizeof(insn));
 		if (status < 0)
 			return status;
@@ -1396,16 +1402,18 @@ static int pr_qres_run_blk(struct pr_qres *r, int status, uint64_t *reported)
 	int loop;
 
 	for (;;) {
-		status = pr_qres_events(r, status);
-		if (status < 0)
-			return status;
+		if (status & pts_event_pending) {
+			status = pr_qres_events(r, status);
+			if (status < 0)
+				return status;
+			pr_qres_time(r);
+		}
 		if (status & pts_eos) {
 			/* the next piece starts at a known IP: on to it */
 			if (!r->stop_valid)
 				return -pte_eos;
 			r->gap = 1;
 		}
-		pr_qres_time(r);
 		status = pt_blk_next(r->bdec, &blk, sizeof(blk));
 		/* a block cut short by an error still ran */
 		n = blk.ninsn;
@@ -1828,7 +1836,8 @@ static void pr_qres_err_add(struct pr_qres *r, int code, const char *region,
 	size_t i;
 
 	for (i = 0; i < r->nerr; ++i)
-		if (r->err[i].code == code && !strcmp(r->err[i].region, region)) {
+		if (r->err[i].code == code &&
+		    !strcmp(r->err[i].region, region)) {
 			r->err[i].count += n;
 			return;
 		}

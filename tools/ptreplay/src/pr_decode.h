@@ -127,6 +127,7 @@ struct pr_qres {
 	/* The code read cache (for reads no section can serve). */
 	const struct pr_region *c_rgn;
 	uint64_t c_lo, c_hi, c_time;
+	int c_nosec;		/* no section could be made for it */
 
 	/* Code as image sections (pr_image.h), unless @sections is 0:
 	 * the images of the worker decoding it.
