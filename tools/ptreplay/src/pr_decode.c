@@ -1622,6 +1622,9 @@ static const uint8_t *pr_qres_piece(struct pr_qres *r, size_t at, size_t end)
 	return r->pbuf;
 }
 
+/* The most the kernel maps around a page fault (fault_around_bytes). */
+#define PR_FAULT_AROUND		(64u << 10)
+
 /* Give back the pages of [@at, @end) of @r's queue read from the mapped
  * perf.data (they are read again from the file if needed): what the
  * trace takes in memory does not grow with its length.
@@ -1630,6 +1633,8 @@ static void pr_qres_release(struct pr_qres *r, size_t at, size_t end)
 {
 	const struct pr_queue *q = r->q;
 	size_t seg = 0, base = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t map = (uintptr_t)r->rp->perf.pd.buf;
+	size_t size = r->rp->perf.pd.size;
 
 	if (!r->rp->perf.pd.mapped)
 		return;
@@ -1643,13 +1648,17 @@ static void pr_qres_release(struct pr_qres *r, size_t at, size_t end)
 		k = base + q->seg[seg].n - at;
 		if (k > end - at)
 			k = end - at;
-		/* whole pages: one shared with what is still to come is read
-		 * again from the file then
+		/* whole pages, and those the kernel mapped around the ones
+		 * read (fault-around, 64 KiB), of other queues too: what is
+		 * still to come is read again from the file then
 		 */
-		lo = (uintptr_t)(q->seg[seg].p + (at - base)) &
-		     ~(uintptr_t)(page - 1);
-		hi = ((uintptr_t)(q->seg[seg].p + (at - base) + k) + page -
-		      1) & ~(uintptr_t)(page - 1);
+		lo = (uintptr_t)(q->seg[seg].p + (at - base));
+		hi = lo + k;
+		lo = lo - map > PR_FAULT_AROUND ? lo - PR_FAULT_AROUND : map;
+		hi = map + size - hi > PR_FAULT_AROUND ? hi + PR_FAULT_AROUND :
+		     map + size;
+		lo &= ~(uintptr_t)(page - 1);
+		hi = (hi + page - 1) & ~(uintptr_t)(page - 1);
 		if (hi > lo)
 			(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 		at += k;
