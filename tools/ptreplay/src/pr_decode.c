@@ -1712,7 +1712,7 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	struct pt_config config;
 	uint64_t last_off = UINT64_MAX, off;
 	const uint8_t *buf;
-	int status, first = 1, ended = 0;
+	int status, first = 1, ended = 0, cont;
 
 	buf = pr_qres_piece(r, at, end);
 	if (!buf) {
@@ -1752,14 +1752,19 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 			last_off = off;
 			continue;
 		}
-		/* the piece before ended decoding: its PSB goes on */
-		if (!first || !r->cont) {
+		/* the piece before ended decoding: its PSB goes on (one
+		 * decoder over the queue does not synchronize there, nor
+		 * look for the CPU's task)
+		 */
+		cont = first && r->cont;
+		if (!cont) {
 			r->nsync += 1;
 			r->pend = 0;
 		}
 		first = 0;
 		pr_qres_time(r);
-		pr_qres_task(r, r->time);
+		if (!cont)
+			pr_qres_task(r, r->time);
 
 		status = r->bdec ? pr_qres_run_blk(r, status, reported) :
 				   pr_qres_run_insn(r, status, reported);
