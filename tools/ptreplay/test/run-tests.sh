@@ -306,6 +306,43 @@ else
 		run decode -i "$tmp/loopovf.data" --health
 		check "ptreplay decode --health: the overflow is counted" grep -q "^overflows:              1$" "$tmp/out"
 	fi
+	# the block decoder (--calls, --profile, --health) against the
+	# instruction flow decoder, and sections against the read callback
+	# (--flow), on every ptsynth trace: the same bytes
+	bad="" nblk=0
+	for p in loop indirect signal threads loopcpu loopret loopovf; do
+		[[ -f $tmp/$p.data ]] || continue
+		for outs in "--calls --profile --health" "--calls" "--profile"; do
+			run decode -i "$tmp/$p.data" $outs
+			grep -v "^decode time:" "$tmp/out" > "$tmp/blk.out"
+			export PTREPLAY_DECODER=insn
+			run decode -i "$tmp/$p.data" $outs
+			unset PTREPLAY_DECODER
+			grep -v "^decode time:" "$tmp/out" | cmp -s - "$tmp/blk.out" || bad+=" $p($outs)"
+			nblk=$((nblk + 1))
+		done
+		run decode -i "$tmp/$p.data" -e
+		cp "$tmp/out" "$tmp/sec.out"
+		export PTREPLAY_READ=callback
+		run decode -i "$tmp/$p.data" -e
+		unset PTREPLAY_READ
+		cmp -s "$tmp/out" "$tmp/sec.out" || bad+=" $p(flow)"
+		# a piece per PSB: decoded as the whole trace, streamed alike,
+		# and with -j 3 (profile and health: pieces in parallel)
+		for outs in "-e" "--flow --calls --profile --health" "--calls --json" \
+			"--profile --health -j 3" "--flow --calls -j 2"; do
+			run decode -i "$tmp/$p.data" ${outs% -j *}
+			grep -v "^decode time:" "$tmp/out" | sed 's/"decode_seconds":[0-9.]*//' > "$tmp/whole.out"
+			export PTREPLAY_PIECE=1
+			run decode -i "$tmp/$p.data" $outs
+			unset PTREPLAY_PIECE
+			grep -v "^decode time:" "$tmp/out" | sed 's/"decode_seconds":[0-9.]*//' |
+				cmp -s - "$tmp/whole.out" || bad+=" $p(pieces $outs)"
+		done
+	done
+	check "ptreplay decode: block decoder == instruction flow decoder (calls, profile, health; $nblk runs), sections == read callback (flow), a piece per PSB (also decoded in parallel, -j) == the whole trace, on the ptsynth traces" \
+		test -z "$bad" -a "$nblk" -ge 15
+	[[ -n $bad ]] && diag "differ:$bad"
 	if [[ -f $tmp/threads.data ]]; then
 		run decode -i "$tmp/threads.data" -j 2
 		check "ptreplay decode: -j 2 prints the same flow as -j 1 (3 threads)" \
