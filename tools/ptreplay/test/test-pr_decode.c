@@ -274,12 +274,16 @@ static struct prt_result tie_overflow_is_suspect(void)
 }
 
 /* Decode the calls scenario with @jobs threads and @outputs (and the
- * exporter); its folded stacks go to *@folded, the report to *@text.
+ * exporter), with the instruction flow decoder if @insn, in pieces of
+ * @piece bytes (0: the default); its folded stacks go to *@folded, the
+ * report to *@text.
  */
-static int run_export(int jobs, uint32_t outputs, char **folded, char **text)
+static int run_export_with(int jobs, uint32_t outputs, int insn,
+			   size_t piece, char **folded, char **text)
 {
 	struct pr_replay_opts opts = { .jobs = jobs, .no_files = 1,
-		.outputs = outputs | PR_OUT_EXPORT, .folded = "-" };
+		.outputs = outputs | PR_OUT_EXPORT, .folded = "-",
+		.insn_decoder = insn, .piece = piece };
 	struct pr_export *x[2];
 	struct pr_decode *d;
 	struct pr_replay rp;
@@ -308,6 +312,37 @@ out:
 	pr_replay_fini(&rp);
 	free(f);
 	return ret;
+}
+
+/* run_export_with() with the block decoder, whole queues. */
+static int run_export(int jobs, uint32_t outputs, char **folded, char **text)
+{
+	return run_export_with(jobs, outputs, 0, 0, folded, text);
+}
+
+/* The exporter gets the same calls, returns and instructions from the
+ * block decoder as from the instruction flow decoder, and from a queue
+ * decoded a piece per PSB (also with -j 2) as from the whole.
+ */
+static struct prt_result export_decoders(void)
+{
+	static const struct { int jobs, insn; size_t piece; } runs[] = {
+		{ 1, 1, 0 }, { 2, 1, 0 }, { 1, 0, 1 }, { 2, 0, 1 },
+		{ 2, 1, 1 },
+	};
+	char *folded, *text;
+	size_t i;
+
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
+		folded = text = NULL;
+		prt_int_eq(run_export_with(runs[i].jobs, PR_OUT_PROFILE,
+					   runs[i].insn, runs[i].piece,
+					   &folded, &text), 0);
+		prt_str_eq(folded, MKP_CALLS_FOLDED);
+		free(folded);
+		free(text);
+	}
+	return prt_passed();
 }
 
 /* The decoder's hooks give the exporter every call, return and
@@ -561,5 +596,8 @@ int main(void)
 	prt_run(suite, "pr_decode: calls, returns and instructions reach the "
 		"exporter (-j 1, -j 2); the other outputs are unchanged",
 		export_hooks);
+	prt_run(suite, "pr_decode: the exporter's stacks from the block "
+		"decoder equal the instruction flow decoder's, and a piece "
+		"per PSB's the whole queue's (-j 1 and 2)", export_decoders);
 	return prt_exit(&suite);
 }
