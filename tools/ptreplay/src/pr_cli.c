@@ -391,6 +391,7 @@ int pr_cli_decode(int argc, char *const *argv)
 		fprintf(stderr, "ptreplay: out of memory\n");
 		return 1;
 	}
+	opts.stream = stdout;
 	pr_replay_init(rp, &opts);
 	if (pr_replay_load(rp, NULL, 0) < 0) {
 		fprintf(stderr, "ptreplay: %s: %s\n", opts.input, rp->error);

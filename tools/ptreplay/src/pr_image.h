@@ -15,6 +15,7 @@
 #ifndef PR_IMAGE_H
 #define PR_IMAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct pt_asid;
@@ -85,5 +86,124 @@ extern int pr_image_set_cache_limit(struct pr_image *image, uint64_t limit);
  * @image is NULL.
  */
 extern struct pt_image *pr_image_pt(struct pr_image *image);
+
+/*
+ * pr_rimage: `decode`'s code as libipt image sections.
+ *
+ * libipt caches decoded blocks per image section (its block cache) and
+ * reads sections without a call per instruction; a read callback gets
+ * neither (intel/libipt issue 37).  pr_store's answers depend on time,
+ * sections do not: so each decoder gets one libipt image per (address
+ * space, store epoch) (pr_store_epoch(): within an epoch every lookup
+ * answers the same), filled lazily: the read callback, called where the
+ * image has no section yet, asks the store and adds the answer's address
+ * range as a section of the image of the epoch in effect.  Sections are
+ * ranges of the mapped files, or, for code the store holds in memory
+ * (flowjit images, text pokes, the vdso), of a memfd the bytes are
+ * copied to once, before decoding (libipt opens both by path, and
+ * refuses a file whose size or time changed since it made the section).
+ *
+ * struct pr_rimage is a session's: where each region's bytes are in a
+ * file; read-only while decoders run.  struct pr_rimage_dec is one
+ * decoder's (a queue's): its section cache, its images (the last
+ * PR_RIMAGE_IMAGES used) and which flowjit revision each of its sections
+ * holds.
+ */
+
+struct pr_store;
+struct pr_region;
+struct flowjit_rev;
+
+/* Images a decoder keeps; older ones are freed. */
+#define PR_RIMAGE_IMAGES	8
+
+/* Bytes of mapped sections (and their block caches) libipt keeps. */
+#define PR_RIMAGE_CACHE_LIMIT	(256ULL << 20)
+
+/* Where a region's bytes are in a file (path NULL: nowhere). */
+struct pr_rimage_src {
+	const char *path;
+	uint64_t off;
+};
+
+struct pr_rimage {
+	const struct pr_store *store;
+	/* Of store->rgn[i] and store->fjv[i]. */
+	struct pr_rimage_src *rgn, *fjv;
+	/* The memfd holding in-memory code, "/proc/self/fd/N"; -1: none. */
+	int memfd;
+	char mempath[32];
+	uint64_t memsize;
+};
+
+/* An image of one (space, epoch) and the ranges it has sections for. */
+struct pr_rimage_img {
+	struct pt_image *image;
+	uint32_t space;
+	uint64_t epoch;
+	uint64_t used;		/* LRU stamp; 0: free slot */
+	uint64_t (*rng)[2];	/* [lo, hi), sorted, disjoint */
+	size_t nrng, caprng;
+};
+
+struct pr_rimage_dec {
+	const struct pr_rimage *ri;
+	/* The decoder's own section cache: sections shared by decoders
+	 * running in parallel would be mapped and unmapped under libipt's
+	 * locks at every switch between them.
+	 */
+	struct pt_image_section_cache *iscache;
+	struct pr_rimage_img img[PR_RIMAGE_IMAGES];
+	struct pr_rimage_img *cur;
+	uint64_t stamp;
+	/* The flowjit revision of each isid (NULL: not flowjit). */
+	const struct flowjit_rev **rev;
+	size_t caprev;
+	/* Sections added, images made. */
+	uint64_t nsections, nimages;
+};
+
+/* Initialize @ri for the frozen store @store: in-memory code is copied
+ * to a memfd (if none can be made it is read through the callback).
+ *
+ * Returns zero on success, -pte_invalid if @ri or @store is NULL,
+ * -pte_nomem if out of memory.
+ */
+extern int pr_rimage_init(struct pr_rimage *ri, const struct pr_store *store);
+
+/* Release @ri's resources; @ri may be NULL. */
+extern void pr_rimage_fini(struct pr_rimage *ri);
+
+/* Initialize decoder state @rd of session @ri (no image selected). */
+extern void pr_rimage_dec_init(struct pr_rimage_dec *rd,
+			       const struct pr_rimage *ri);
+
+/* Free @rd's images; @rd may be NULL. */
+extern void pr_rimage_dec_fini(struct pr_rimage_dec *rd);
+
+/* Select the image for (@space, @epoch), made (empty) if new.
+ *
+ * Returns it, or NULL if out of memory (the decoder then reads through
+ * its callback only).
+ */
+extern struct pt_image *pr_rimage_dec_select(struct pr_rimage_dec *rd,
+					     uint32_t space, uint64_t epoch);
+
+/* Add [lo, hi) of region @rgn (which has bytes there) to the selected
+ * image, but for the parts it has sections for.
+ *
+ * Returns zero on success, a negative pte error code if no section could
+ * be made (the caller goes on reading through its callback).
+ */
+extern int pr_rimage_dec_add(struct pr_rimage_dec *rd,
+			     const struct pr_region *rgn, uint64_t lo,
+			     uint64_t hi);
+
+/* The flowjit revision section @isid holds, or NULL. */
+static inline const struct flowjit_rev *
+pr_rimage_dec_rev(const struct pr_rimage_dec *rd, int isid)
+{
+	return isid > 0 && (size_t)isid < rd->caprev ? rd->rev[isid] : NULL;
+}
 
 #endif /* PR_IMAGE_H */

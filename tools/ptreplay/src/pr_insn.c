@@ -509,3 +509,94 @@ int pr_insn_next_ip(uint64_t *next, const struct pr_insn_info *info,
 	*next = ip;
 	return 0;
 }
+
+/* Is @byte a legacy prefix (or, in 64-bit mode, REX)? */
+static int pr_insn_is_prefix(uint8_t byte, enum pt_exec_mode mode)
+{
+	switch (byte) {
+	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
+	case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+		return 1;
+	default:
+		return mode == ptem_64bit && (byte & 0xf0) == 0x40;
+	}
+}
+
+/* The class of two-byte opcode 0f @op with ModRM @modrm. */
+static enum pt_insn_class pr_insn_class_0f(uint8_t op, uint8_t modrm)
+{
+	if (op >= 0x80 && op <= 0x8f)
+		return ptic_cond_jump;
+	switch (op) {
+	case 0x05: case 0x34:		/* syscall, sysenter */
+		return ptic_far_call;
+	case 0x07: case 0x35:		/* sysret, sysexit */
+		return ptic_far_return;
+	case 0x01:
+		if (modrm == 0xc1)	/* vmcall */
+			return ptic_far_call;
+		if (modrm == 0xc2 || modrm == 0xc3 || modrm == 0xec)
+			return ptic_far_return;
+		return ptic_other;
+	default:
+		return ptic_other;
+	}
+}
+
+enum pt_insn_class pr_insn_class(enum pt_exec_mode mode, const uint8_t *raw,
+				 size_t size)
+{
+	size_t pos = 0;
+	uint8_t op;
+
+	if (!raw)
+		return ptic_error;
+	if (size > pr_insn_max_size)
+		size = pr_insn_max_size;
+	while (pos < size && pr_insn_is_prefix(raw[pos], mode))
+		pos += 1;
+	if (pos >= size)
+		return ptic_error;
+	op = raw[pos++];
+	if (op == 0x0f) {
+		if (pos >= size)
+			return ptic_error;
+		op = raw[pos++];
+		return pr_insn_class_0f(op, pos < size ? raw[pos] : 0);
+	}
+	if (op >= 0x70 && op <= 0x7f)
+		return ptic_cond_jump;
+	switch (op) {
+	case 0xe8:
+		return ptic_call;
+	case 0x9a: case 0xcc: case 0xcd: case 0xce: case 0xf1:
+		return ptic_far_call;
+	case 0xc2: case 0xc3:
+		return ptic_return;
+	case 0xca: case 0xcb: case 0xcf:
+		return ptic_far_return;
+	case 0xe9: case 0xeb:
+		return ptic_jump;
+	case 0xea:
+		return ptic_far_jump;
+	case 0xe0: case 0xe1: case 0xe2: case 0xe3:
+		return ptic_cond_jump;
+	case 0xff:
+		if (pos >= size)
+			return ptic_error;
+		switch ((raw[pos] >> 3) & 7) {
+		case 2:
+			return ptic_call;
+		case 3:
+			return ptic_far_call;
+		case 4:
+			return ptic_jump;
+		case 5:
+			return ptic_far_jump;
+		default:
+			return ptic_other;
+		}
+	default:
+		return ptic_other;
+	}
+}

@@ -49,4 +49,14 @@ extern int pr_insn_decode(struct pr_insn_info *info, enum pt_exec_mode mode,
 extern int pr_insn_next_ip(uint64_t *next, const struct pr_insn_info *info,
 			   uint64_t ip);
 
+/* The class of the instruction at @raw (up to @size bytes) in @mode, as
+ * libipt's decoder gives it (ptic_call, ptic_return, ptic_far_call, ...;
+ * ptic_other for anything that is not a branch), for the last
+ * instruction of a block the block decoder leaves unclassified.
+ *
+ * Returns ptic_error if @raw is NULL or too short to tell.
+ */
+extern enum pt_insn_class pr_insn_class(enum pt_exec_mode mode,
+					const uint8_t *raw, size_t size);
+
 #endif /* PR_INSN_H */

@@ -901,18 +901,16 @@ void pr_jitnames_fini(struct pr_jitnames *jn)
 	memset(jn, 0, sizeof(*jn));
 }
 
-const char *pr_jitnames_sym(const struct pr_jitnames *jn,
-			    const struct pr_store *store,
-			    const struct pr_region *rgn, uint32_t pid,
-			    uint64_t ip, uint64_t time, char *buf,
-			    size_t size, const void **key1, uint64_t *key2,
-			    uint64_t *flo, uint64_t *fhi)
+const struct pr_jitsym *pr_jitnames_find(const struct pr_jitnames *jn,
+					 const struct pr_store *store,
+					 const struct pr_region *rgn,
+					 uint32_t pid, uint64_t ip,
+					 uint64_t time, int *stale)
 {
 	const struct pr_jitsym *s = NULL;
-	const char *name;
-	int stale = 0;
 	size_t i;
 
+	*stale = 0;
 	if (!jn || !jn->nmap || !rgn || (rgn->kind != PR_RGN_FLOWJIT &&
 					 rgn->kind != PR_RGN_NAME))
 		return NULL;
@@ -922,15 +920,40 @@ const char *pr_jitnames_sym(const struct pr_jitnames *jn,
 	for (i = 0; !s && i < jn->nmap; ++i)
 		if (jn->map[i]->jitdump && jn->map[i]->pid == pid) {
 			s = pr_jitmap_dump_at(jn->map[i], ip, time);
-			stale = pr_jitmap_dump_stale(s, rgn);
+			*stale = pr_jitmap_dump_stale(s, rgn);
 		}
 	for (i = 0; !s && i < jn->nmap; ++i)
 		if (!jn->map[i]->jitdump && jn->map[i]->pid == pid)
 			s = pr_jitmap_map_at(jn->map[i], store->fjv,
-					     store->nfjv, rgn, ip, &stale);
+					     store->nfjv, rgn, ip, stale);
+	if (!s)
+		*stale = 0;
+	return s;
+}
+
+int pr_jitnames_timed(const struct pr_jitnames *jn)
+{
+	size_t i;
+
+	for (i = 0; jn && i < jn->nmap; ++i)
+		if (jn->map[i]->jitdump && jn->map[i]->nsym)
+			return 1;
+	return 0;
+}
+
+const char *pr_jitnames_sym(const struct pr_jitnames *jn,
+			    const struct pr_store *store,
+			    const struct pr_region *rgn, uint32_t pid,
+			    uint64_t ip, uint64_t time, char *buf,
+			    size_t size, const void **key1, uint64_t *key2,
+			    uint64_t *flo, uint64_t *fhi)
+{
+	const struct pr_jitsym *s;
+	int stale;
+
+	s = pr_jitnames_find(jn, store, rgn, pid, ip, time, &stale);
 	if (!s)
 		return NULL;
-	name = stale ? s->stale : s->name;
 	snprintf(buf, size, "%s+0x%" PRIx64 "%s", s->name, ip - s->start,
 		 stale ? " [stale]" : "");
 	*key1 = s;
@@ -938,5 +961,5 @@ const char *pr_jitnames_sym(const struct pr_jitnames *jn,
 	/* the range where this answer holds: the entry within the region */
 	*flo = s->start > rgn->start ? s->start : rgn->start;
 	*fhi = s->end < rgn->end ? s->end : rgn->end;
-	return name;
+	return stale ? s->stale : s->name;
 }

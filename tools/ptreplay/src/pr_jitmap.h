@@ -174,6 +174,20 @@ extern int pr_jitnames_replay(struct pr_replay *rp, FILE *warn);
 
 extern void pr_jitnames_fini(struct pr_jitnames *jn);
 
+/* The entry of the perf maps or jitdump of @jn naming user @ip of pid
+ * @pid in region or flowjit view @rgn at decode time @time (the jitdump
+ * first); *@stale receives 1 if its bytes say the name no longer fits.
+ * Returns it, NULL if none names @ip.
+ */
+extern const struct pr_jitsym *pr_jitnames_find(const struct pr_jitnames *jn,
+						const struct pr_store *store,
+						const struct pr_region *rgn,
+						uint32_t pid, uint64_t ip,
+						uint64_t time, int *stale);
+
+/* Does a jitdump of @jn name code (names then change with time)? */
+extern int pr_jitnames_timed(const struct pr_jitnames *jn);
+
 /* The name of user @ip of pid @pid in region or flowjit view @rgn at
  * decode time @time: "name+0xoff" (or "name+0xoff [stale]") into @buf,
  * the function's key (*@key1, *@key2) and range [*@flo, *@fhi).

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MISC_CPUMODE_MASK	0x7
 #define MISC_KERNEL		1
@@ -50,7 +51,7 @@ void pr_replay_fini(struct pr_replay *rp)
 	if (!rp)
 		return;
 	for (i = 0; i < rp->nq; ++i)
-		free(rp->q[i].owned);
+		free(rp->q[i].seg);
 	free(rp->q);
 	free(rp->task);
 	for (i = 0; i < rp->ncpu; ++i)
@@ -245,32 +246,21 @@ static int pr_replay_auxtrace(struct pr_replay *rp,
 	q->cpu = (int32_t)pr_get32(rec->body + 32);
 	if (!rec->aux_size)
 		return 0;
-	if (!q->nbuffers) {
-		q->buf = rec->aux;
-		q->size = rec->aux_size;
-	} else {
-		size_t need = q->size + rec->aux_size;
+	if (q->size + rec->aux_size < q->size)
+		return pr_replay_fail(rp, "AUX queue too large");
+	if (q->nseg == q->capseg) {
+		size_t cap = q->capseg ? 2 * q->capseg : 4;
+		struct pr_seg *seg = realloc(q->seg, cap * sizeof(*seg));
 
-		if (need < q->size)
-			return pr_replay_fail(rp, "AUX queue too large");
-		if (need > q->cap) {
-			size_t cap = q->cap ? q->cap : 4096;
-			uint8_t *n;
-
-			while (cap < need)
-				cap *= 2;
-			n = realloc(q->owned, cap);
-			if (!n)
-				return pr_replay_fail(rp, "out of memory");
-			if (!q->owned)
-				memcpy(n, q->buf, q->size);
-			q->owned = n;
-			q->cap = cap;
-		}
-		memcpy(q->owned + q->size, rec->aux, rec->aux_size);
-		q->buf = q->owned;
-		q->size = need;
+		if (!seg)
+			return pr_replay_fail(rp, "out of memory");
+		q->seg = seg;
+		q->capseg = cap;
 	}
+	q->seg[q->nseg].p = rec->aux;
+	q->seg[q->nseg].n = rec->aux_size;
+	q->nseg += 1;
+	q->size += rec->aux_size;
 	q->nbuffers += 1;
 	return 0;
 }
@@ -713,9 +703,29 @@ static int pr_replay_record(struct pr_replay *rp,
 			      " is too small", rec->type, rec->offset);
 }
 
+/* Records read: give back the pages of the mapped perf.data below @off
+ * (every 8 MiB; from *@released on).  Reading a record maps the pages
+ * around it too (the kernel's fault-around), much of the AUX data between
+ * records; pr_decode reads that later, piece by piece.
+ */
+static void pr_replay_release(struct pr_replay *rp, uint64_t off,
+			      uint64_t *released)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!rp->perf.pd.mapped || off > rp->perf.pd.size ||
+	    off - *released < (8u << 20))
+		return;
+	off &= ~(page - 1);
+	(void)madvise((void *)(rp->perf.pd.buf + *released), off - *released,
+		      MADV_DONTNEED);
+	*released = off;
+}
+
 int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 {
 	struct pr_perf_rec rec;
+	uint64_t released = 0;
 	size_t i;
 	int status;
 
@@ -731,6 +741,7 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 		return -1;
 
 	while ((status = pr_perf_next(&rp->perf, &rec)) > 0) {
+		pr_replay_release(rp, rec.offset, &released);
 		if (pr_replay_record(rp, &rec) < 0)
 			return -1;
 		if (rp->work + rp->store.work > PR_LOAD_WORK_MAX)
@@ -748,6 +759,7 @@ int pr_replay_load(struct pr_replay *rp, const uint8_t *buf, size_t size)
 	}
 	if (status < 0)
 		return pr_replay_fail(rp, "%s", rp->perf.error);
+	pr_replay_release(rp, rp->perf.pd.size, &released);
 
 	pr_store_freeze(&rp->store);
 	for (i = 0; i < rp->ncpu; ++i)

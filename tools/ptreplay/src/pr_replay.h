@@ -46,16 +46,37 @@ struct pr_replay_opts {
 	int lines;		/* file:line and inlined frames (libdw) */
 	const char *chrome_trace;	/* Chrome trace event JSON to write */
 	const char *folded;		/* collapsed stacks to write */
+	/* Measuring (PTREPLAY_READ=callback): every code byte through
+	 * libipt's read callback, no image sections.
+	 */
+	int read_callback;
+	/* Measuring (PTREPLAY_DECODER=insn): the instruction flow decoder
+	 * also where the block decoder does (--calls, --profile, --health).
+	 */
+	int insn_decoder;
+	/* Trace bytes per piece (0: the default; tests, PTREPLAY_PIECE). */
+	size_t piece;
+	/* Where flow and call lines are written as they are decoded (NULL:
+	 * kept for pr_report_print()).
+	 */
+	FILE *stream;
 };
 
-/* An AUX queue. */
+/* One AUXTRACE buffer of a queue: @n trace bytes at @p (in the file). */
+struct pr_seg {
+	const uint8_t *p;
+	size_t n;
+};
+
+/* An AUX queue: its AUXTRACE buffers, in the file's order, make one
+ * trace of @size bytes (not copied: pr_decode reads it piece by piece).
+ */
 struct pr_queue {
 	uint32_t idx;
 	int32_t tid, cpu;
-	/* The trace: one AUXTRACE buffer in the file, or a concatenation. */
-	const uint8_t *buf;
-	uint8_t *owned;
-	size_t size, cap;
+	struct pr_seg *seg;
+	size_t nseg, capseg;
+	size_t size;
 	uint32_t nbuffers;
 };
 

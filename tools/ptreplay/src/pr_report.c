@@ -319,7 +319,10 @@ uint64_t pr_report_print(const struct pr_decode *d, FILE *out)
 		nerrors += d->q[i].nerrors;
 	}
 
-	if (json)
+	/* the flow and call lines went out while decoding */
+	if (d->streamed)
+		o &= ~(uint32_t)(PR_OUT_FLOW | PR_OUT_CALLS);
+	if (json && !d->streamed)
 		fputc('{', out);
 	if (o & PR_OUT_FLOW) {
 		if (json)
@@ -336,6 +339,7 @@ uint64_t pr_report_print(const struct pr_decode *d, FILE *out)
 		if (json)
 			fprintf(out, "]");
 	}
+	o = d->rp->opts.outputs;
 	if (o & PR_OUT_PROFILE) {
 		if (json && (o & (PR_OUT_FLOW | PR_OUT_CALLS)))
 			fprintf(out, ",\n");

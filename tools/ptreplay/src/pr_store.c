@@ -46,6 +46,7 @@ void pr_store_fini(struct pr_store *store)
 	for (i = 0; i < store->nfjv; ++i)
 		free(store->fjv[i].name);
 	free(store->fjv);
+	free(store->times);
 	flowjit_store_free(store->fj);
 	free(store->rgn);
 	free(store->max_end);
@@ -303,6 +304,25 @@ static int pr_store_fj_live_in(struct pr_store *store, uint64_t asid,
 	return 0;
 }
 
+/* Note @time as one at which answers may change.
+ *
+ * Returns 0, -1 if out of memory.
+ */
+static int pr_store_add_time(struct pr_store *store, uint64_t time)
+{
+	if (store->ntimes == store->captimes) {
+		size_t cap = store->captimes ? 2 * store->captimes : 64;
+		uint64_t *t = realloc(store->times, cap * sizeof(*t));
+
+		if (!t)
+			return -1;
+		store->times = t;
+		store->captimes = cap;
+	}
+	store->times[store->ntimes++] = time;
+	return 0;
+}
+
 int pr_store_add_flowjit(struct pr_store *store, const void *body,
 			 size_t size, uint64_t time, int has_time)
 {
@@ -327,6 +347,8 @@ int pr_store_add_flowjit(struct pr_store *store, const void *body,
 		return 0;
 	}
 	rec = &chunk.rec;
+	if (pr_store_add_time(store, time) < 0)
+		return -1;
 	if (rec->op == FLOWJIT_OP_RETIRE) {
 		end = rec->addr + rec->len < rec->addr ? UINT64_MAX :
 		      rec->addr + rec->len;
@@ -398,12 +420,65 @@ static int pr_rgn_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int pr_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort the change times, regions' starts and ends added; on failure
+ * (out of memory) every time is its own epoch's start: times = NULL
+ * and pr_store_epoch() answers the time itself.
+ */
+static void pr_store_freeze_times(struct pr_store *store)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < store->nrgn; ++i) {
+		if (pr_store_add_time(store, store->rgn[i].t_start) < 0 ||
+		    pr_store_add_time(store, store->rgn[i].t_end) < 0) {
+			free(store->times);
+			store->times = NULL;
+			store->ntimes = store->captimes = 0;
+			return;
+		}
+	}
+	if (!store->ntimes)
+		return;
+	qsort(store->times, store->ntimes, sizeof(*store->times), pr_u64_cmp);
+	for (i = 0; i < store->ntimes; ++i)
+		if (!n || store->times[n - 1] != store->times[i])
+			store->times[n++] = store->times[i];
+	store->ntimes = n;
+}
+
+uint64_t pr_store_epoch(const struct pr_store *store, uint64_t time)
+{
+	size_t lo = 0, hi;
+
+	if (!store || !store->times)
+		return time;
+	hi = store->ntimes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (store->times[mid] < time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 2 * (uint64_t)lo + (lo < store->ntimes &&
+				   store->times[lo] == time);
+}
+
 void pr_store_freeze(struct pr_store *store)
 {
 	if (!store || store->frozen)
 		return;
 	size_t i;
 
+	pr_store_freeze_times(store);
 	if (store->nrgn)
 		qsort(store->rgn, store->nrgn, sizeof(*store->rgn),
 		      pr_rgn_cmp);

@@ -119,6 +119,12 @@ struct pr_store {
 	/* Read ELF symbols of mapped files (else only for build-id checks). */
 	int symbols;
 
+	/* The times at which some answer may change (region starts and
+	 * ends, flowjit record times): sorted and unique after freezing.
+	 */
+	uint64_t *times;
+	size_t ntimes, captimes;
+
 	/* Counters for the health report. */
 	uint64_t files_missing;
 	uint64_t buildid_mismatch;
@@ -188,6 +194,13 @@ extern size_t pr_store_retire(struct pr_store *store, uint32_t space,
 
 /* Sort the regions for lookups; no more regions may be added. */
 extern void pr_store_freeze(struct pr_store *store);
+
+/* The epoch of @time: lookups at two times of the same epoch give the
+ * same answers (no region, image or retire record starts or ends
+ * between them).  Epochs are numbered in time order: 2 * i + 1 is the
+ * i-th change time itself, 2 * i the times between it and the one before.
+ */
+extern uint64_t pr_store_epoch(const struct pr_store *store, uint64_t time);
 
 /* The region (or flowjit view) with bytes for @ip in @space at @time, or
  * NULL.  *@lo and *@hi (optional) receive the address range around @ip

@@ -126,7 +126,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rp = malloc(sizeof(*rp));
 	if (!rp)
 		return 0;
+	/* the input's size picks the paths: JSON, the block decoder (no
+	 * flow), a piece per PSB, lines written while decoding, -j 2
+	 * (pieces in parallel)
+	 */
 	opts.json = size & 1;
+	if (size & 2)
+		opts.outputs &= ~(uint32_t)PR_OUT_FLOW;
+	opts.piece = size & 4 ? 1 : 0;
+	opts.stream = size & 8 ? null : NULL;
+	opts.jobs = size & 16 ? 2 : 1;
 	pr_replay_init(rp, &opts);
 	if (pr_replay_load(rp, data, size) == 0) {
 		struct pr_decode *d = pr_decode_run(rp);

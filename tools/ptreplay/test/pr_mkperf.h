@@ -643,6 +643,9 @@ static inline uint8_t *mkp_calls_file(uint32_t (*crc)(const void *, size_t),
  * and print its outputs into *@text (to be freed). Returns 0, or what
  * failed: the load's status, or -1 if decoding ran out of memory.
  */
+/* Image sections the last mkp_decode_file() made (pr_image.h). */
+static uint64_t mkp_last_sections;
+
 static inline int mkp_decode_file(struct pr_replay_opts *opts, uint8_t *f,
 				  size_t size, char **text, uint64_t *nerr,
 				  uint64_t *nsuspect)
@@ -667,6 +670,39 @@ static inline int mkp_decode_file(struct pr_replay_opts *opts, uint8_t *f,
 	fclose(out);
 	if (nsuspect)
 		*nsuspect = pr_decode_suspect(d);
+	mkp_last_sections = 0;
+	for (size_t i = 0; d && i < d->nq; ++i)
+		mkp_last_sections += d->q[i].nsections;
+	pr_decode_free(d);
+	pr_replay_fini(&rp);
+	free(f);
+	return status;
+}
+
+/* As mkp_decode_file(), the lines written while decoding (opts.stream). */
+static inline int mkp_decode_stream(struct pr_replay_opts *opts, uint8_t *f,
+				    size_t size, char **text)
+{
+	struct pr_replay rp;
+	struct pr_decode *d = NULL;
+	size_t len;
+	FILE *out;
+	int status;
+
+	opts->no_files = 1;
+	opts->progress = 0;
+	out = open_memstream(text, &len);
+	opts->stream = out;
+	pr_replay_init(&rp, opts);
+	status = pr_replay_load(&rp, f, size);
+	if (!status) {
+		d = pr_decode_run(&rp);
+		if (!d)
+			status = -1;
+	}
+	pr_report_print(d, out);
+	fclose(out);
+	opts->stream = NULL;
 	pr_decode_free(d);
 	pr_replay_fini(&rp);
 	free(f);

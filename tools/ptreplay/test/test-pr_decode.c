@@ -274,12 +274,16 @@ static struct prt_result tie_overflow_is_suspect(void)
 }
 
 /* Decode the calls scenario with @jobs threads and @outputs (and the
- * exporter); its folded stacks go to *@folded, the report to *@text.
+ * exporter), with the instruction flow decoder if @insn, in pieces of
+ * @piece bytes (0: the default); its folded stacks go to *@folded, the
+ * report to *@text.
  */
-static int run_export(int jobs, uint32_t outputs, char **folded, char **text)
+static int run_export_with(int jobs, uint32_t outputs, int insn,
+			   size_t piece, char **folded, char **text)
 {
 	struct pr_replay_opts opts = { .jobs = jobs, .no_files = 1,
-		.outputs = outputs | PR_OUT_EXPORT, .folded = "-" };
+		.outputs = outputs | PR_OUT_EXPORT, .folded = "-",
+		.insn_decoder = insn, .piece = piece };
 	struct pr_export *x[2];
 	struct pr_decode *d;
 	struct pr_replay rp;
@@ -308,6 +312,37 @@ out:
 	pr_replay_fini(&rp);
 	free(f);
 	return ret;
+}
+
+/* run_export_with() with the block decoder, whole queues. */
+static int run_export(int jobs, uint32_t outputs, char **folded, char **text)
+{
+	return run_export_with(jobs, outputs, 0, 0, folded, text);
+}
+
+/* The exporter gets the same calls, returns and instructions from the
+ * block decoder as from the instruction flow decoder, and from a queue
+ * decoded a piece per PSB (also with -j 2) as from the whole.
+ */
+static struct prt_result export_decoders(void)
+{
+	static const struct { int jobs, insn; size_t piece; } runs[] = {
+		{ 1, 1, 0 }, { 2, 1, 0 }, { 1, 0, 1 }, { 2, 0, 1 },
+		{ 2, 1, 1 },
+	};
+	char *folded, *text;
+	size_t i;
+
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
+		folded = text = NULL;
+		prt_int_eq(run_export_with(runs[i].jobs, PR_OUT_PROFILE,
+					   runs[i].insn, runs[i].piece,
+					   &folded, &text), 0);
+		prt_str_eq(folded, MKP_CALLS_FOLDED);
+		free(folded);
+		free(text);
+	}
+	return prt_passed();
 }
 
 /* The decoder's hooks give the exporter every call, return and
@@ -343,6 +378,176 @@ static struct prt_result export_hooks(void)
 	return prt_passed();
 }
 
+static uint64_t prt_sections;
+
+/* Drop the decode time of @text (it varies from run to run): the text
+ * line, or the JSON member's value.
+ */
+static void drop_decode_time(char *text)
+{
+	char *at = strstr(text, "decode time:");
+	char *nl = at ? strchr(at, '\n') : NULL;
+
+	if (at && nl)
+		memmove(at, nl + 1, strlen(nl + 1) + 1);
+	at = strstr(text, "\"decode_seconds\":");
+	if (at) {
+		at += strlen("\"decode_seconds\":");
+		nl = at + strspn(at, "0123456789.");
+		memmove(at, nl, strlen(nl) + 1);
+	}
+}
+
+/* Decode a scenario (0: the JIT scenario, 1-3: tie scenarios) with every
+ * output, with @read_callback, into *@text.
+ */
+static size_t opt_piece;
+static int opt_stream, opt_json, opt_jobs = 1;
+
+static int run_outputs(int scenario, uint32_t outputs, int read_callback,
+		       int insn_decoder, char **text)
+{
+	struct pr_replay_opts opts = { .jobs = opt_jobs, .outputs = outputs,
+				       .read_callback = read_callback,
+				       .insn_decoder = insn_decoder,
+				       .flow_errors = 1, .piece = opt_piece,
+				       .json = opt_json };
+	uint64_t nerr;
+	size_t size;
+	uint8_t *f;
+	int status;
+
+	if (!scenario)
+		f = mkp_scenario_file(flowjit_csum, 1, &size);
+	else
+		f = mkp_tie_file(flowjit_csum, scenario != 2, scenario == 3,
+				 0, 0, &size);
+	status = opt_stream ? mkp_decode_stream(&opts, f, size, text) :
+			      mkp_decode_file(&opts, f, size, text, &nerr, NULL);
+	if (!read_callback)
+		prt_sections += mkp_last_sections;
+	if (*text)
+		drop_decode_time(*text);
+	return status;
+}
+
+static int run_all(int scenario, int read_callback, char **text)
+{
+	return run_outputs(scenario, PR_OUT_FLOW | PR_OUT_CALLS |
+			   PR_OUT_PROFILE | PR_OUT_HEALTH, read_callback, 0,
+			   text);
+}
+
+/* Without --flow the block decoder gives the same calls, profile and
+ * health report as the instruction flow decoder, through sections or
+ * the callback.
+ */
+static struct prt_result block_equals_insn(void)
+{
+	static const uint32_t outs[] = {
+		PR_OUT_CALLS | PR_OUT_PROFILE | PR_OUT_HEALTH,
+		PR_OUT_CALLS, PR_OUT_PROFILE, PR_OUT_HEALTH,
+	};
+	size_t i;
+	int sc, cb;
+
+	for (sc = 0; sc < 4; ++sc)
+		for (i = 0; i < sizeof(outs) / sizeof(outs[0]); ++i)
+			for (cb = 0; cb < 2; ++cb) {
+				char *a = NULL, *b = NULL;
+
+				prt_int_eq(run_outputs(sc, outs[i], cb, 0, &a),
+					   0);
+				prt_int_eq(run_outputs(sc, outs[i], cb, 1, &b),
+					   0);
+				prt_check(!strcmp(a, b));
+				free(a);
+				free(b);
+			}
+	return prt_passed();
+}
+
+/* Code read from image sections (switched per epoch) decodes as code
+ * read through the callback at the decoder's time.
+ */
+static struct prt_result sections_equal_callback(void)
+{
+	int sc;
+
+	for (sc = 0; sc < 4; ++sc) {
+		char *a = NULL, *b = NULL;
+
+		prt_int_eq(run_all(sc, 0, &a), 0);
+		prt_int_eq(run_all(sc, 1, &b), 0);
+		prt_check(strstr(a, "instructions decoded:"));
+		prt_check(!strcmp(a, b));
+		free(a);
+		free(b);
+	}
+	/* and sections were used */
+	prt_check(prt_sections > 0);
+	return prt_passed();
+}
+
+/* Pieces of a few bytes (a decoder for each PSB to the next, on without
+ * trace to where the next starts) decode as the whole queue.
+ */
+static struct prt_result pieces_equal_whole(void)
+{
+	static const uint32_t outs[] = {
+		PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE | PR_OUT_HEALTH,
+		PR_OUT_CALLS | PR_OUT_PROFILE | PR_OUT_HEALTH,
+	};
+	size_t i;
+	int sc;
+
+	for (sc = 0; sc < 4; ++sc)
+		for (i = 0; i < sizeof(outs) / sizeof(outs[0]); ++i) {
+			char *a = NULL, *b = NULL;
+
+			opt_piece = 0;
+			prt_int_eq(run_outputs(sc, outs[i], 0, 0, &a), 0);
+			opt_piece = 1;
+			prt_int_eq(run_outputs(sc, outs[i], 0, 0, &b), 0);
+			opt_piece = 0;
+			prt_check(!strcmp(a, b));
+			free(a);
+			free(b);
+		}
+	return prt_passed();
+}
+
+/* Lines written while decoding (opts.stream) are what pr_report_print()
+ * prints from the lines kept, in text and JSON, with -j 1 and -j 2.
+ */
+static struct prt_result stream_equals_report(void)
+{
+	static const uint32_t outs[] = {
+		PR_OUT_FLOW | PR_OUT_CALLS | PR_OUT_PROFILE | PR_OUT_HEALTH,
+		PR_OUT_FLOW, PR_OUT_CALLS, PR_OUT_CALLS | PR_OUT_PROFILE,
+	};
+	size_t i;
+	int sc;
+
+	for (sc = 0; sc < 4; ++sc)
+		for (i = 0; i < 2 * 2 * sizeof(outs) / sizeof(outs[0]); ++i) {
+			char *a = NULL, *b = NULL;
+
+			opt_json = i & 1;
+			opt_jobs = 1 + ((i >> 1) & 1);
+			prt_int_eq(run_outputs(sc, outs[i >> 2], 0, 0, &a), 0);
+			opt_stream = 1;
+			prt_int_eq(run_outputs(sc, outs[i >> 2], 0, 0, &b), 0);
+			opt_stream = 0;
+			prt_check(!strcmp(a, b));
+			free(a);
+			free(b);
+		}
+	opt_json = 0;
+	opt_jobs = 1;
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -352,6 +557,18 @@ int main(void)
 		flow_revisions_and_reuse);
 	prt_run(suite, "pr_decode: -j 2 gives the same flow",
 		flow_parallel);
+	prt_run(suite, "pr_decode: code read from image sections switched "
+		"per store epoch gives the same outputs as the read callback "
+		"(JIT and tie scenarios)", sections_equal_callback);
+	prt_run(suite, "pr_decode: a queue decoded in pieces (one per PSB) "
+		"gives the outputs of the whole (JIT and tie scenarios)",
+		pieces_equal_whole);
+	prt_run(suite, "pr_decode: flow and call lines written while "
+		"decoding equal the report's (text, JSON, -j 1 and 2)",
+		stream_equals_report);
+	prt_run(suite, "pr_decode: the block decoder (calls, profile, health) "
+		"gives what the instruction flow decoder gives (JIT and tie "
+		"scenarios, sections and callback)", block_equals_insn);
 	prt_run(suite, "pr_decode: a queue split over 7 AUXTRACE buffers "
 		"decodes as one", split_buffers);
 	prt_run(suite, "pr_decode: --no-flowjit: the same trace has no code, "
@@ -379,5 +596,8 @@ int main(void)
 	prt_run(suite, "pr_decode: calls, returns and instructions reach the "
 		"exporter (-j 1, -j 2); the other outputs are unchanged",
 		export_hooks);
+	prt_run(suite, "pr_decode: the exporter's stacks from the block "
+		"decoder equal the instruction flow decoder's, and a piece "
+		"per PSB's the whole queue's (-j 1 and 2)", export_decoders);
 	return prt_exit(&suite);
 }

@@ -89,6 +89,45 @@ static struct prt_result next_ip(void)
 	prt_run(suite, what, length, mode, str, sizeof(str) - 1, size,	\
 		relbr, disp)
 
+/* Classes as libipt's decoder gives them, through prefixes and REX. */
+static struct prt_result classes(void)
+{
+	static const struct {
+		uint8_t raw[6];
+		size_t size;
+		enum pt_insn_class iclass;
+	} c[] = {
+		{ { 0xc3 }, 1, ptic_return },
+		{ { 0xf3, 0xc3 }, 2, ptic_return },
+		{ { 0xc2, 0x08, 0x00 }, 3, ptic_return },
+		{ { 0xe8, 0, 0, 0, 0 }, 5, ptic_call },
+		{ { 0x41, 0xff, 0xd3 }, 3, ptic_call },		/* call *%r11 */
+		{ { 0xff, 0x15, 0, 0, 0, 0 }, 6, ptic_call },	/* call *rip */
+		{ { 0xff, 0xe0 }, 2, ptic_jump },		/* jmp *%rax */
+		{ { 0xff, 0x1c, 0x24 }, 3, ptic_far_call },
+		{ { 0x0f, 0x05 }, 2, ptic_far_call },		/* syscall */
+		{ { 0xcd, 0x80 }, 2, ptic_far_call },
+		{ { 0x48, 0x0f, 0x07 }, 3, ptic_far_return },	/* sysretq */
+		{ { 0x48, 0xcf }, 2, ptic_far_return },		/* iretq */
+		{ { 0x74, 0x00 }, 2, ptic_cond_jump },
+		{ { 0x0f, 0x84, 0, 0, 0, 0 }, 6, ptic_cond_jump },
+		{ { 0x90 }, 1, ptic_other },
+		{ { 0x0f, 0x01, 0xc1 }, 3, ptic_far_call },	/* vmcall */
+		{ { 0x66 }, 1, ptic_error },
+		{ { 0xff }, 1, ptic_error },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); ++i)
+		prt_int_eq(pr_insn_class(ptem_64bit, c[i].raw, c[i].size),
+			   c[i].iclass);
+	prt_int_eq(pr_insn_class(ptem_64bit, NULL, 1), ptic_error);
+	/* 0x41 is inc %ecx outside 64-bit mode */
+	prt_int_eq(pr_insn_class(ptem_32bit, c[4].raw, c[4].size),
+		   ptic_other);
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct prt_suite suite = { 0, 0 };
@@ -99,6 +138,9 @@ int main(void)
 		unknown_mode);
 	prt_run(suite, "pr_insn: instructions over 15 bytes are rejected",
 		too_long);
+	prt_run(suite, "pr_insn: instruction classes as libipt gives them "
+		"(calls, returns, far transfers, jumps) through prefixes",
+		classes);
 	prt_run(suite, "pr_insn: next_ip adds size and taken displacement",
 		next_ip);
 	L("pr_insn: nop is one byte",

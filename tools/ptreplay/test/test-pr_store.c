@@ -155,6 +155,37 @@ static struct prt_result address_reuse(void)
 	return prt_passed();
 }
 
+/* Epochs change exactly at the flowjit records' times: lookups within
+ * one give one answer.
+ */
+static struct prt_result epochs(void)
+{
+	struct pr_store s;
+	uint64_t t;
+
+	pr_store_init(&s);
+	prt_int_eq(bpf(&s, KADDR, A, 16, 7, 100), 0);
+	prt_int_eq(bpf(&s, KADDR, NULL, 16, 7, 200), 0);
+	prt_int_eq(bpf(&s, KADDR, B, 16, 8, 300), 0);
+	pr_store_freeze(&s);
+
+	prt_uint_eq(pr_store_epoch(&s, 0), 0);
+	prt_uint_eq(pr_store_epoch(&s, 99), 0);
+	prt_uint_eq(pr_store_epoch(&s, 100), 1);
+	prt_uint_eq(pr_store_epoch(&s, 101), 2);
+	prt_uint_eq(pr_store_epoch(&s, 199), 2);
+	prt_uint_eq(pr_store_epoch(&s, 200), 3);
+	prt_uint_eq(pr_store_epoch(&s, 300), 5);
+	prt_uint_eq(pr_store_epoch(&s, UINT64_MAX), 6);
+	/* the same epoch, the same answer */
+	for (t = 1; t < 400; ++t)
+		if (pr_store_epoch(&s, t) == pr_store_epoch(&s, t - 1))
+			prt_uint_eq(at(&s, 0, KADDR + 1, t),
+				    at(&s, 0, KADDR + 1, t - 1));
+	pr_store_fini(&s);
+	return prt_passed();
+}
+
 /* A user JIT page rewritten in place: the newest revision live wins;
  * processes are apart (by asid).
  */
@@ -411,6 +442,8 @@ int main(void)
 		"store takes no more", null_and_empty);
 	prt_run(suite, "pr_store: an address reused by a second image at a "
 		"later time reads each in its own time", address_reuse);
+	prt_run(suite, "pr_store: epochs change at the records' times only; "
+		"within one, lookups answer the same", epochs);
 	prt_run(suite, "pr_store: a revision switch mid-trace: the newest live "
 		"revision wins, per address space", revision_switch);
 	prt_run(suite, "pr_store: an exec gives a new address space: the old "
