@@ -80,11 +80,19 @@ mkdir -p "$nm"
 if ! cmp -s "$here/viewer/package-lock.json" "$nm/installed.lock" ||
    [[ ! -d $nm/node_modules/speedscope || ! -d $nm/node_modules/playwright-core ]]; then
 	cp "$here/viewer/package.json" "$here/viewer/package-lock.json" "$nm/"
-	if (cd "$nm" && timeout 600 npm ci --no-audit --no-fund --ignore-scripts) > "$nm/npm.log" 2>&1; then
+	# the system's CAs, as apt uses them: node has its own list, which
+	# lacks a site's own CA (a proxy that inspects TLS)
+	ca=()
+	[[ -r /etc/ssl/certs/ca-certificates.crt ]] && ca=(--cafile /etc/ssl/certs/ca-certificates.crt)
+	if (cd "$nm" && timeout 600 npm ci --no-audit --no-fund --ignore-scripts "${ca[@]}") \
+		> "$nm/npm.log" 2>&1; then
 		cp "$here/viewer/package-lock.json" "$nm/installed.lock"
 	else
+		# say why (a TLS error: the system does not trust the CA of a
+		# proxy between it and the registry), not where npm's log is
 		fail "viewer: speedscope and playwright-core install from the npm registry (npm ci)" \
-			"$(tail -3 "$nm/npm.log")"
+			"$(grep -m 3 -E 'ERR! (code|errno|request|network|[0-9]{3})' "$nm/npm.log" ||
+			   tail -n 3 "$nm/npm.log")"
 		report
 		exit 1
 	fi
