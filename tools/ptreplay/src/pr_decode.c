@@ -607,22 +607,6 @@ static int pr_read_mem(uint8_t *buffer, size_t size,
 
 static const char pr_unknown[] = "[unknown]";
 
-/* The first symbol address of @elf above @vaddr, or UINT64_MAX. */
-static uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr)
-{
-	size_t lo = 0, hi = elf->nsym;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (elf->sym[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < elf->nsym ? elf->sym[lo].addr : UINT64_MAX;
-}
-
 /* --lines: @fn names function @s of @elf: its name becomes "name
  * (file:line)" where it is declared, and its text gets the lines of the
  * address (pr_fn_text()).

@@ -254,15 +254,11 @@ int pr_elf_off_to_vaddr(const struct pr_elf *elf, uint64_t off,
 	return -1;
 }
 
-const struct pr_sym *pr_elf_sym(const struct pr_elf *elf, uint64_t vaddr)
+/* Returns the index of the first symbol of @elf above @vaddr (nsym: none). */
+static size_t pr_elf_sym_above(const struct pr_elf *elf, uint64_t vaddr)
 {
-	size_t lo = 0, hi;
-	const struct pr_sym *s;
+	size_t lo = 0, hi = elf->nsym;
 
-	if (!elf || !elf->nsym)
-		return NULL;
-	hi = elf->nsym;
-	/* the last symbol with addr <= vaddr */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -271,6 +267,25 @@ const struct pr_sym *pr_elf_sym(const struct pr_elf *elf, uint64_t vaddr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr)
+{
+	size_t i = pr_elf_sym_above(elf, vaddr);
+
+	return i < elf->nsym ? elf->sym[i].addr : UINT64_MAX;
+}
+
+const struct pr_sym *pr_elf_sym(const struct pr_elf *elf, uint64_t vaddr)
+{
+	const struct pr_sym *s;
+	size_t lo;
+
+	if (!elf || !elf->nsym)
+		return NULL;
+	/* the last symbol with addr <= vaddr */
+	lo = pr_elf_sym_above(elf, vaddr);
 	if (!lo)
 		return NULL;
 	s = &elf->sym[lo - 1];

@@ -56,6 +56,9 @@ extern int pr_elf_off_to_vaddr(const struct pr_elf *elf, uint64_t off,
 /* The function symbol holding @vaddr (or the closest one below it, within
  * 64 KiB, for symbols without size), or NULL.
  */
+/* Returns the first symbol address of @elf above @vaddr, or UINT64_MAX. */
+extern uint64_t pr_elf_sym_next(const struct pr_elf *elf, uint64_t vaddr);
+
 extern const struct pr_sym *pr_elf_sym(const struct pr_elf *elf,
 				       uint64_t vaddr);
 
