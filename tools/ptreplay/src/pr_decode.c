@@ -1591,6 +1591,24 @@ static void pr_queue_copy(const struct pr_queue *q, size_t off, uint8_t *dst,
 	}
 }
 
+/* The PSB in the run of 02 82 pairs that has one at @off: the run's last
+ * 16 bytes.  What comes before them ends the packet before (the 02 of a
+ * CYC, then a TNT 82: "0f 02 82 02 82 ..."), and nothing the hardware
+ * sends after a PSB starts with 02 82.
+ */
+static size_t pr_queue_psb_last(const struct pr_queue *q, size_t off)
+{
+	uint8_t two[2];
+
+	while (q->size - off >= sizeof(pr_psb) + 2) {
+		pr_queue_copy(q, off + sizeof(pr_psb), two, 2);
+		if (two[0] != pr_psb[0] || two[1] != pr_psb[1])
+			break;
+		off += 2;
+	}
+	return off;
+}
+
 /* The offset of the first PSB of @q's trace at or after @off and before
  * @limit, or @limit if there is none.
  */
@@ -1613,7 +1631,8 @@ static size_t pr_queue_psb(const struct pr_queue *q, size_t off, size_t limit)
 		p = memmem(q->seg[seg].p + at, end - at, pr_psb,
 			   sizeof(pr_psb));
 		if (p)
-			return base + (size_t)(p - q->seg[seg].p);
+			return pr_queue_psb_last(q, base +
+						 (size_t)(p - q->seg[seg].p));
 		if (base + end >= limit)
 			break;
 		/* one across the end of this segment */
@@ -1623,7 +1642,7 @@ static size_t pr_queue_psb(const struct pr_queue *q, size_t off, size_t limit)
 		pr_queue_copy(q, off, win, w);
 		p = memmem(win, w, pr_psb, sizeof(pr_psb));
 		if (p)
-			return off + (size_t)(p - win);
+			return pr_queue_psb_last(q, off + (size_t)(p - win));
 		off = base + end;
 	}
 	return limit;

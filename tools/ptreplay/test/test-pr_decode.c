@@ -126,6 +126,101 @@ static struct prt_result endless_loop(void)
 	return prt_passed();
 }
 
+/* A PSB after a CYC whose last byte is 02 and a TNT 82: the queue's
+ * bytes read 02 82 nine times, and the PSB is the last 16 of them.
+ * Decoded from the whole queue or in pieces (one per PSB, also with
+ * -j 2), all 12 conditional branches are decoded; cut at the first 02,
+ * the piece before would lose its CYC and TNT and 6 instructions.
+ */
+static int run_psb_run(size_t piece, int jobs, uint32_t outputs,
+		       char **text)
+{
+	struct pr_replay_opts opts = { .jobs = jobs, .no_files = 1,
+				       .outputs = outputs, .piece = piece };
+	uint8_t code[28];
+	struct pt_packet pkt;
+	struct mkp m = { 0 };
+	struct mkpt pt;
+	uint64_t nerr;
+	size_t size, n;
+	uint8_t *f;
+	int i;
+
+	/* twelve "je .+2" (either way the next one), then nops */
+	for (i = 0; i < 12; ++i) {
+		code[2 * i] = 0x74;
+		code[2 * i + 1] = 0x00;
+	}
+	memset(code + 24, 0x90, 4);
+	mkp_auxtrace_info(&m);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, code, sizeof(code), 0, 1, 10,
+		    4096, -1, 0, flowjit_csum);
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 100);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	for (i = 0; i < 2; ++i) {
+		/* CYC 0x21 is 0f 02 */
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_cyc;
+		pkt.payload.cyc.value = 0x21;
+		mkpt_pkt(&pt, &pkt);
+		/* NNNNNT is 82 */
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_tnt_8;
+		pkt.payload.tnt.bit_size = 6;
+		pkt.payload.tnt.payload = 1;
+		mkpt_pkt(&pt, &pkt);
+		if (i)
+			break;
+		/* PSB+ with the IP of the next instruction */
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_psb;
+		mkpt_pkt(&pt, &pkt);
+		mkpt_tsc(&pt, 200);
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_mode;
+		pkt.payload.mode.leaf = pt_mol_exec;
+		pkt.payload.mode.bits.exec.csl = 1;
+		mkpt_pkt(&pt, &pkt);
+		mkpt_tip(&pt, ppt_fup, 0x1000c);
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_psbend;
+		mkpt_pkt(&pt, &pkt);
+	}
+	/* tracing stops (an interrupt, user-only tracing) */
+	mkpt_tip(&pt, ppt_fup, 0x10018);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, &size);
+	free(m.data);
+	return mkp_decode_file(&opts, f, size, text, &nerr, NULL);
+}
+
+static struct prt_result psb_at_the_end_of_a_run(void)
+{
+	static const uint32_t outs[] = {
+		PR_OUT_FLOW | PR_OUT_HEALTH, PR_OUT_HEALTH,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); ++i) {
+		char *a = NULL, *b = NULL, *c = NULL;
+
+		prt_int_eq(run_psb_run(0, 1, outs[i], &a), 0);
+		prt_check(strstr(a, "instructions decoded:   12\n"));
+		prt_check(strstr(a, "decode errors:          0\n"));
+		prt_int_eq(run_psb_run(1, 1, outs[i], &b), 0);
+		prt_check(!strcmp(a, b));
+		prt_int_eq(run_psb_run(1, 2, outs[i], &c), 0);
+		prt_check(!strcmp(a, c));
+		free(a);
+		free(b);
+		free(c);
+	}
+	return prt_passed();
+}
+
 /* Decode the tie scenario (pr_mkperf.h) into *@text with @outputs. */
 static int run_tie(uint32_t outputs, int with_ip, int mtc, int lost,
 		   char **text, uint64_t *nerr, uint64_t *nsus)
@@ -575,6 +670,9 @@ int main(void)
 		"errors are reported by region", no_flowjit);
 	prt_run(suite, "pr_decode: code looping on direct jumps without "
 		"packets stops with an error, no hang", endless_loop);
+	prt_run(suite, "pr_decode: a PSB after a packet ending in 02 and a "
+		"TNT 82 is found where it starts: pieces (also -j 2) decode "
+		"all of a trace cut there", psb_at_the_end_of_a_run);
 	prt_run(suite, "pr_decode: a page rewritten and run again with no "
 		"timing packet between decodes the new revision from its "
 		"fault's TIP.PGE, not from an interrupt's",
