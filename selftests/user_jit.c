@@ -13,9 +13,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <linux/io_uring.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -580,6 +583,53 @@ static ssize_t write_vm(uint8_t *x, const uint8_t *code, size_t len)
 	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
 }
 
+/*
+ * ptrace(PTRACE_POKETEXT) from a tracer (a debugger setting a breakpoint
+ * in JIT code): a child attaches to this process, writes the code a word
+ * at a time (FOLL_FORCE, as /proc/PID/mem) and detaches.
+ */
+static ssize_t write_poketext(uint8_t *x, const uint8_t *code, size_t len)
+{
+	pid_t parent = getpid(), pid;
+	int status;
+
+	/* Yama (a distribution kernel) lets only a named tracer attach */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		size_t at;
+
+		if (ptrace(PTRACE_ATTACH, parent, 0, 0) ||
+		    waitpid(parent, &status, __WALL) != parent)
+			_exit(1);
+		for (at = 0; at < len; at += sizeof(long)) {
+			long word;
+			size_t n = len - at < sizeof(long) ? len - at :
+				   sizeof(long);
+
+			errno = 0;
+			word = ptrace(PTRACE_PEEKTEXT, parent, x + at, 0);
+			if (errno)
+				_exit(2);
+			memcpy(&word, code + at, n);
+			if (ptrace(PTRACE_POKETEXT, parent, x + at, word))
+				_exit(3);
+		}
+		_exit(ptrace(PTRACE_DETACH, parent, 0, 0) ? 4 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		errno = EIO;
+		return -1;
+	}
+	return len;
+}
+
 FIXTURE(gup_write) {
 	struct sb sb;
 	struct fj_set *set;
@@ -599,6 +649,11 @@ FIXTURE_VARIANT_ADD(gup_write, proc_mem) {
 FIXTURE_VARIANT_ADD(gup_write, process_vm_writev) {
 	.prot = PROT_READ | PROT_WRITE | PROT_EXEC,
 	.write = write_vm,
+};
+
+FIXTURE_VARIANT_ADD(gup_write, ptrace_poketext) {
+	.prot = PROT_READ | PROT_EXEC,
+	.write = write_poketext,
 };
 
 FIXTURE_SETUP(gup_write)
@@ -635,6 +690,143 @@ TEST_F(gup_write, rewrite_is_snapshotted)
 		TH_LOG("the rewritten code ran without a snapshot");
 	EXPECT_EQ(41, imm[0]);
 	EXPECT_EQ(42, imm[1]);
+}
+
+/* An io_uring instance, its rings mapped (no liburing: static tests). */
+struct uring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+/* Returns 0 or -errno. The mappings live until the process exits. */
+static int uring_init(struct uring *u)
+{
+	struct io_uring_params p;
+	uint8_t *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	u->fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (u->fd < 0)
+		return -errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes +
+		  p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		return -errno;
+	u->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	u->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (unsigned int *)(sq + p.sq_off.array);
+	u->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	u->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	u->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+/* READ_FIXED of @len bytes of @fd into registered buffer 0 at @buf. */
+static int uring_read_fixed(struct uring *u, int fd, void *buf,
+			    unsigned int len)
+{
+	unsigned int tail = *u->sq_tail, idx = tail & *u->sq_mask, head;
+	struct io_uring_sqe *sqe = &u->sqes[idx];
+	int res;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ_FIXED;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->buf_index = 0;
+	u->sq_array[idx] = idx;
+	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0)
+		return -errno;
+	head = *u->cq_head;
+	if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	res = u->cqes[head & *u->cq_mask].res;
+	__atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+/*
+ * A page registered as an io_uring fixed buffer is pinned (FOLL_WRITE |
+ * FOLL_LONGTERM), and a READ_FIXED writes it through the kernel's own
+ * mapping: no page table, no fault, no record. flowjit cannot see that
+ * write; what it must do is say so. The snapshot the exec fault takes of
+ * the pinned page carries FLOWJIT_F_PINNED (readers count the code run
+ * from it as suspect). Once the buffer is unregistered (unpinned), a CPU
+ * write re-arms the page and its next snapshot is certain again.
+ */
+TEST(io_uring_fixed_buffer_snapshot_is_flagged_pinned)
+{
+	struct fj_set *set = calloc(1, sizeof(*set));
+	uint8_t code[6], imm[4];
+	struct uring u;
+	struct iovec iov;
+	struct fj_obj *o;
+	struct sb sb;
+	uint8_t *x;
+	int err, mfd, n;
+
+	ASSERT_NE(NULL, set);
+	/* the guest kernels have io_uring (configs/guest.config, Debian's) */
+	err = uring_init(&u);
+	if (err)
+		SKIP(free(set); return, "no io_uring: %s", strerror(-err));
+	ASSERT_EQ(0, open_self(&sb));
+	x = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	emit_ret_imm(x, 41);
+	iov.iov_base = x;
+	iov.iov_len = PAGE;
+	ASSERT_EQ(0, syscall(__NR_io_uring_register, u.fd,
+			     IORING_REGISTER_BUFFERS, &iov, 1))
+		TH_LOG("IORING_REGISTER_BUFFERS: %s", strerror(errno));
+	ASSERT_EQ(41, call(x));
+	/* new code through the pin, from a memfd */
+	mfd = memfd_create("code", 0);
+	ASSERT_LE(0, mfd);
+	emit_ret_imm(code, 42);
+	ASSERT_EQ(sizeof(code), write(mfd, code, sizeof(code)));
+	ASSERT_EQ(sizeof(code), uring_read_fixed(&u, mfd, x, sizeof(code)));
+	ASSERT_EQ(42, call(x));
+	fj_collect(&sb, set);
+	o = find_page(set, (uintptr_t)x, 0);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(41, o->bytes[1]);
+	EXPECT_TRUE(o->rec.flags & FLOWJIT_F_PINNED)
+		TH_LOG("the pinned page's snapshot is not flagged: the kernel's write is silent");
+	/* unpinned, a CPU write re-arms the page as any other */
+	ASSERT_EQ(0, syscall(__NR_io_uring_register, u.fd,
+			     IORING_UNREGISTER_BUFFERS, NULL, 0));
+	emit_ret_imm(x, 43);
+	ASSERT_EQ(43, call(x));
+	fj_collect(&sb, set);
+	n = revisions_of(set, x, imm, 4);
+	ASSERT_EQ(2, n) TH_LOG("%d revisions", n);
+	EXPECT_EQ(43, imm[1]);
+	o = find_page(set, (uintptr_t)x, o->rec.revision);
+	ASSERT_NE(NULL, o);
+	EXPECT_FALSE(o->rec.flags & FLOWJIT_F_PINNED);
+	close(mfd);
+	close(u.fd);
+	munmap(x, PAGE);
+	sb_close(&sb);
+	fj_reset(set);
+	free(set);
 }
 
 /* write-protect (@wp) or unprotect [@x, @x + PAGE) through @uffd */

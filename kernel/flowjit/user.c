@@ -693,13 +693,14 @@ static void flowjit_exec_drop(struct mm_struct *mm)
 		kfree(t);
 }
 
-static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
-			      u64 len, u32 rev, const void *bytes, u32 csum,
-			      u64 ip)
+static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u32 flags,
+			      u64 addr, u64 len, u32 rev, const void *bytes,
+			      u32 csum, u64 ip)
 {
 	struct flowjit_image img = {
 		.kind		= FLOWJIT_KIND_USER_JIT,
 		.op		= op,
+		.flags		= flags,
 		.asid		= fm->asid,
 		.addr		= addr,
 		.len		= len,
@@ -719,17 +720,27 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u64 addr,
  * @ip is the user IP whose instruction fetch faulted, 0 if unknown: a
  * trace shows the fault there (FUP, TIP.PGD, then TIP.PGE at the same
  * IP), and a decoder ties the revision to that event (rec.id).
+ *
+ * A page pinned by get_user_pages(FOLL_PIN) (io_uring fixed buffers,
+ * O_DIRECT, RDMA, vfio) can be written by the kernel or a device without
+ * any page table: its bytes may change while it is executable and no
+ * fault tells us. Such a snapshot is always written, flagged
+ * FLOWJIT_F_PINNED, so that a reader knows the revision is not certain
+ * from its time on (the pin that writes was taken with FOLL_WRITE,
+ * whose fault re-armed the page: the exec fault after it comes here).
  */
 static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 			     struct page *page, u64 ip)
 {
+	bool pinned = folio_maybe_dma_pinned(page_folio(page));
 	void *kaddr = kmap_local_page(page);
 	u32 csum = flowjit_csum(kaddr, PAGE_SIZE);
 
-	if (!flowjit_seen_same(fm, addr, csum))
-		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE, addr, PAGE_SIZE,
-				  atomic64_inc_return(&fm->revision), kaddr,
-				  csum, ip);
+	if (!flowjit_seen_same(fm, addr, csum) || pinned)
+		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE,
+				  pinned ? FLOWJIT_F_PINNED : 0, addr,
+				  PAGE_SIZE, atomic64_inc_return(&fm->revision),
+				  kaddr, csum, ip);
 	kunmap_local(kaddr);
 }
 
@@ -953,7 +964,7 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 	end = min(end, vma->vm_end);
 	flowjit_seen_forget(fm, start, end);
 	if (start < end)
-		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, start, end - start,
+		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, start, end - start,
 				  0, NULL, 0, 0);
 }
 
@@ -1050,8 +1061,8 @@ void flowjit_task_exit(struct task_struct *tsk)
 	fm = READ_ONCE(mm->flowjit);
 	if (!flowjit_fm_tracked(fm) || xchg(&fm->retired, true))
 		return;
-	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0, NULL, 0,
-			  0);
+	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, 0, TASK_SIZE_MAX, 0, NULL,
+			  0, 0);
 }
 
 /* The address space is gone (exit, exec): retire all of it. */
@@ -1062,7 +1073,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	if (!fm)
 		return;
 	if (flowjit_fm_tracked(fm) && !fm->retired)
-		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, TASK_SIZE_MAX, 0,
+		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, 0, TASK_SIZE_MAX, 0,
 				  NULL, 0, 0);
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);

@@ -77,6 +77,12 @@ enum flowjit_op {
 /* rec.flags */
 #define FLOWJIT_F_OLD_BYTES	0x1U	/* bytes are those before the change */
 #define FLOWJIT_F_EXISTING	0x2U	/* code existed before the event */
+/*
+ * USER_JIT image of a page pinned for writes that bypass the page tables
+ * (io_uring fixed buffers, O_DIRECT, RDMA): its bytes may change later
+ * without a fault and without a record
+ */
+#define FLOWJIT_F_PINNED	0x4U
 
 struct flowjit_record {
 	__u16	version;	/* FLOWJIT_RECORD_VERSION */

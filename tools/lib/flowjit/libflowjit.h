@@ -281,6 +281,7 @@ struct flowjit_store_stats {
 	uint64_t	deltas;		/* delta records made revisions */
 	uint64_t	delta_no_base;	/* deltas whose base never came: hidden */
 	uint64_t	delta_bad;	/* of csum_errors: a delta's result */
+	uint64_t	pinned;		/* images of pinned pages (FLOWJIT_F_PINNED) */
 };
 
 /* What span() and read() served: kept by the caller, one per thread. */
@@ -396,6 +397,9 @@ size_t flowjit_store_read(const struct flowjit_store *st, uint64_t asid, uint64_
  * after its time and before t. Its bytes may still be right (the lost
  * image may be another page's), but a decoder must not present them as
  * certain: it counts what it decoded from suspect revisions and says so.
+ * An image of a pinned page (FLOWJIT_F_PINNED: the kernel or a device may
+ * write it without a fault, so without a record) is suspect from its
+ * time on.
  */
 
 /*

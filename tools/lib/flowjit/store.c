@@ -603,6 +603,8 @@ static int flowjit_store_add_image(struct flowjit_store *st, struct flowjit_imag
 	sp->revs = flowjit_node_insert(sp->revs, &r->node);
 	st->stats.revs++;
 	st->stats.images++;
+	if (rec->flags & FLOWJIT_F_PINNED)
+		st->stats.pinned++;
 	if (added)
 		*added = &r->rev;
 	if (flowjit_rev_is_fault(&r->rev) &&
@@ -997,6 +999,8 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
 			return true;
 	if (rev->kind != FLOWJIT_KIND_USER_JIT)
 		return false;
+	if (rev->flags & FLOWJIT_F_PINNED)
+		return true;
 	sp = flowjit_store_space(st, rev->asid);
 	return sp && flowjit_space_gap_after(sp, rev, time);
 }

@@ -407,6 +407,13 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		ret += fprintf(out, " their code is missing from their time on,");
 		ret += fprintf(out, " never decoded from older bytes\n");
 	}
+	if (st.pinned) {
+		ret += fprintf(out, "flowjit: warning: %llu images of pinned pages",
+			       (unsigned long long)st.pinned);
+		ret += fprintf(out, " (io_uring fixed buffers, O_DIRECT, RDMA):");
+		ret += fprintf(out, " the kernel may change their code without a record;");
+		ret += fprintf(out, " what was decoded from them is counted as suspect\n");
+	}
 	if (s->suspect) {
 		ret += fprintf(out, "flowjit: warning: %llu instructions were decoded",
 			       (unsigned long long)s->suspect);

@@ -129,6 +129,8 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 		ret += fprintf(fp, " existing");
 	if (rec->flags & FLOWJIT_F_OLD_BYTES)
 		ret += fprintf(fp, " old_bytes");
+	if (rec->flags & FLOWJIT_F_PINNED)
+		ret += fprintf(fp, " pinned");
 	if (rec->op == FLOWJIT_OP_DELTA)
 		return ret + fprintf(fp, " base %u pieces %u bytes csum %#010x\n",
 				     rec->base, rec->chunk_len, rec->csum);

@@ -211,6 +211,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			PRIu64 ",\"revisions_missing\":%" PRIu64
 			",\"deltas\":%" PRIu64 ",\"deltas_without_base\":%"
 			PRIu64 ",\"deltas_bad\":%" PRIu64
+			",\"pinned\":%" PRIu64
 			",\"switches_by_event\":%" PRIu64
 			",\"switches_by_time\":%" PRIu64
 			",\"switches_late\":%" PRIu64
@@ -227,7 +228,8 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			fj.too_large, fj_malformed, fj.unknown_version,
 			rp->store.fj_retired, rp->store.fj_retire_unmatched,
 			fj.faults, fj.missing_revs, fj.deltas,
-			fj.delta_no_base, fj.delta_bad, sw_by[FLOWJIT_TIE_EVENT],
+			fj.delta_no_base, fj.delta_bad, fj.pinned,
+			sw_by[FLOWJIT_TIE_EVENT],
 			sw_by[FLOWJIT_TIE_TIME], sw_by[FLOWJIT_TIE_LATE],
 			nsus, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
@@ -270,6 +272,9 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	fprintf(out, "  delta records:        %" PRIu64 " (without base %" PRIu64
 		", bad result %" PRIu64 ")\n", fj.deltas + fj.delta_no_base +
 		fj.delta_bad, fj.delta_no_base, fj.delta_bad);
+	fprintf(out, "  pinned pages:         %" PRIu64 "%s\n", fj.pinned,
+		fj.pinned ? " (images of pages the kernel may write without "
+		"a fault: their code is suspect)" : "");
 	pr_print_switches(d, out);
 	fprintf(out, "records lost:           %" PRIu64 " (in %" PRIu64
 		" PERF_RECORD_LOST)\n", c->lost, c->lost_events);

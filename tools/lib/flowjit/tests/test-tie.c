@@ -318,6 +318,46 @@ static int lost_and_missing(void)
 	return 0;
 }
 
+/*
+ * An image of a pinned page (FLOWJIT_F_PINNED) is suspect from its time
+ * on, with nothing lost; it is counted. The next image of the page, not
+ * pinned any more, is certain again.
+ */
+static int pinned_is_suspect(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1 = NULL, *r2;
+	struct flowjit_store_stats s;
+	struct flowjit_chunk c;
+
+	TAP_CHECK(st);
+	memset(&c, 0, sizeof(c));
+	c.rec.version = FLOWJIT_RECORD_VERSION;
+	c.rec.kind = FLOWJIT_KIND_USER_JIT;
+	c.rec.op = FLOWJIT_OP_IMAGE;
+	c.rec.flags = FLOWJIT_F_PINNED;
+	c.rec.asid = ASID;
+	c.rec.pid = 100;
+	c.rec.tid = 1;
+	c.rec.addr = PAGE;
+	c.rec.len = sizeof(bytes[0]);
+	c.rec.id = PAGE;
+	c.rec.revision = 1;
+	c.rec.csum = flowjit_csum(bytes[0], sizeof(bytes[0]));
+	c.rec.chunk_len = sizeof(bytes[0]);
+	c.bytes = bytes[0];
+	TAP_CHECK(!flowjit_store_add_chunk(st, &c, 100, &r1) && r1);
+	TAP_CHECK(r1->flags & FLOWJIT_F_PINNED);
+	TAP_CHECK(flowjit_store_suspect(st, r1, 100));
+	TAP_CHECK(flowjit_store_suspect(st, r1, 5000));
+	r2 = fault(st, 1, PAGE, PAGE, 2, 1, 200);
+	TAP_CHECK(r2 && !flowjit_store_suspect(st, r2, 5000));
+	flowjit_store_stats(st, &s);
+	TAP_CHECK(s.pinned == 1 && s.images == 2 && s.missing_revs == 0);
+	flowjit_store_free(st);
+	return 0;
+}
+
 /* More lost windows than are kept: the last one grows to cover them. */
 static int many_lost_windows(void)
 {
@@ -469,6 +509,8 @@ int main(void)
 		"tie: after an overflow the revision the thread's next fault replaces is suspect until passed or tied");
 	tap_run(lost_and_missing,
 		"lost: missing revision numbers and LOST windows make older revisions suspect, nothing else");
+	tap_run(pinned_is_suspect,
+		"pinned: an image of a pinned page is suspect from its time on and counted; the next one is not");
 	tap_run(many_lost_windows,
 		"lost: beyond 1024 windows the last one grows, nothing is forgotten");
 	return tap_exit();
