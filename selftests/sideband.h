@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -147,6 +148,56 @@ static inline int sb_run_as_nobody(int (*fn)(void))
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/*
+ * kernel.perf_event_paranoid. Debian's kernels (its patch "Add sysctl to
+ * disallow unprivileged perf", CONFIG_SECURITY_PERF_EVENTS_RESTRICT)
+ * default it to 3: perf_event_open() needs CAP_SYS_ADMIN, CAP_PERFMON is
+ * not enough. The tests of what an unprivileged user may do with flowjit
+ * lower it to upstream's default 2, as an administrator who allows perf
+ * does, and put it back. Returns the value it had, -1 if unreadable.
+ */
+#define SB_PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
+static inline int sb_paranoid(void)
+{
+	FILE *f = fopen(SB_PARANOID, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static inline int sb_set_paranoid(int v)
+{
+	FILE *f = fopen(SB_PARANOID, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* lower perf_event_paranoid to @max if above; returns the old value */
+static inline int sb_paranoid_at_most(int max)
+{
+	int old = sb_paranoid();
+
+	if (old > max)
+		sb_set_paranoid(max);
+	return old;
+}
+
+static inline void sb_paranoid_restore(int old)
+{
+	if (old >= 0 && sb_paranoid() != old)
+		sb_set_paranoid(old);
 }
 
 struct sb_drain_ctx {

@@ -1115,9 +1115,13 @@ static int track_init(void)
 
 TEST(other_users_process_is_refused)
 {
+	int old;
+
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop privileges");
+	old = sb_paranoid_at_most(2);
 	EXPECT_EQ(0, sb_run_as_nobody(track_init));
+	sb_paranoid_restore(old);
 }
 
 /* An unprivileged process may track its own code. */
@@ -1144,11 +1148,41 @@ static int track_self(void)
 
 TEST(unprivileged_process_tracks_itself)
 {
-	int step;
+	int step, old;
 
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop privileges");
+	/* at upstream's default (Debian's 3 allows no one: see below) */
+	old = sb_paranoid_at_most(2);
 	step = sb_run_as_nobody(track_self);
+	sb_paranoid_restore(old);
+	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
+}
+
+/* open a flowjit event on itself: 0 if refused with EACCES, else a step */
+static int track_self_refused(void)
+{
+	struct perf_event_attr attr;
+
+	user_attr(&attr);
+	if (sb_perf_event_open(&attr, 0, -1) >= 0)
+		return 21;
+	return errno == EACCES ? 0 : 22;
+}
+
+/*
+ * Debian's perf_event_paranoid 3 (its kernels' default) refuses perf
+ * events to unprivileged users: flowjit does not open a way around it.
+ */
+TEST(paranoid_3_refuses_unprivileged_tracking)
+{
+	int step, old = sb_paranoid();
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to drop privileges");
+	ASSERT_EQ(0, sb_set_paranoid(3));
+	step = sb_run_as_nobody(track_self_refused);
+	sb_paranoid_restore(old);
 	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
 }
 
