@@ -598,7 +598,20 @@ TEST(memcg_oom_kills_a_tracked_process_cleanly)
  * its values after the children are gone, and every page the parent
  * ran was captured with its bytes, with no record lost.
  */
-TEST(fork_under_memory_pressure)
+FIXTURE(pressure) {
+	int unused;
+};
+
+FIXTURE_SETUP(pressure)
+{
+}
+
+FIXTURE_TEARDOWN(pressure)
+{
+}
+
+/* swapping 48 MiB through zram takes minutes under KASAN and TCG */
+TEST_F_TIMEOUT(pressure, fork_under_memory_pressure, 600)
 {
 	struct fj_set *set = calloc(1, sizeof(*set));
 	int status, i, k, bad = 0;
