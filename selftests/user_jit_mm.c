@@ -610,6 +610,26 @@ FIXTURE_TEARDOWN(pressure)
 {
 }
 
+/* what the child's exit status in fork_under_memory_pressure says */
+static const char *fork_step(int step)
+{
+	if (step < 10)
+		return "set-up";
+	if (step < 20)
+		return "a grandchild ran other code than its parent's";
+	if (step < 30)
+		return "a grandchild failed (its number is step - 20)";
+	if (step < 40)
+		return "the code changed after the grandchildren";
+	if (step == 40)
+		return "records were lost";
+	if (step < 60)
+		return "a page was not captured (step - 50)";
+	if (step < 70)
+		return "a page was captured with other bytes (step - 60)";
+	return "killed";
+}
+
 /* swapping 48 MiB through zram takes minutes under KASAN and TCG */
 TEST_F_TIMEOUT(pressure, fork_under_memory_pressure, 600)
 {
@@ -696,7 +716,7 @@ TEST_F_TIMEOUT(pressure, fork_under_memory_pressure, 600)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		bad = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
 	EXPECT_EQ(0, bad)
-		TH_LOG("2-9 set-up, 10+ a child ran wrong code, 20+ child k failed, 30+ the parent's code changed, 40 lost records, 50+ page i not captured, 60+ captured with other bytes");
+		TH_LOG("step %d: %s", bad, fork_step(bad));
 	EXPECT_LE(1, keyed(CG_FORK "memory.events", "max"));
 	free(set);
 	EXPECT_EQ(0, rmdir(CG_FORK));

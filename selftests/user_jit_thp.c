@@ -48,7 +48,7 @@ static bool thp_never(void)
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
-	return strstr(buf, "[never]") != NULL;
+	return strstr(buf, "[never]");
 }
 
 static long anon_huge_kb(void)

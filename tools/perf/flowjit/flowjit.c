@@ -62,6 +62,24 @@ void *flowjit__swap(union perf_event *event)
 	end = sizeof(event->header) + sizeof(*rec) + PERF_ALIGN(rec->chunk_len, sizeof(u64));
 	if (end > event->header.size)
 		return NULL;
+	if (rec->op == FLOWJIT_OP_DELTA) {
+		/* the pieces' headers: a bad one stops here (the parser refuses it) */
+		u8 *p = (u8 *)(rec + 1), *stop = p + rec->chunk_len;
+
+		while ((size_t)(stop - p) >= sizeof(struct flowjit_delta_piece)) {
+			struct flowjit_delta_piece piece;
+
+			/* pieces are not aligned: copy */
+			memcpy(&piece, p, sizeof(piece));
+			piece.off = bswap_16(piece.off);
+			piece.len = bswap_16(piece.len);
+			memcpy(p, &piece, sizeof(piece));
+			p += sizeof(piece);
+			if (piece.len > stop - p)
+				break;
+			p += piece.len;
+		}
+	}
 	return (void *)event + end;
 }
 

@@ -76,7 +76,7 @@ size_t flowjit_store__fprintf_stats(const struct flowjit_store *st,
 	ret += fprintf(fp, " %llu deltas (%llu without base, %llu bad result);",
 		       (unsigned long long)(s.deltas + s.delta_no_base + s.delta_bad),
 		       (unsigned long long)s.delta_no_base, (unsigned long long)s.delta_bad);
-	ret += fprintf(fp, " %llu of pinned pages;", (unsigned long long)s.pinned);
+	ret += fprintf(fp, " %llu images of pinned pages;", (unsigned long long)s.pinned);
 	ret += fprintf(fp, " %llu reads at their time, %llu from a later image\n",
 		       (unsigned long long)reads->at_time, (unsigned long long)reads->late);
 	return ret;
