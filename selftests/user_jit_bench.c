@@ -563,7 +563,7 @@ static int bench_on_off(const char *name, char *const argv[], int rounds,
 	double on[MAX_ROUNDS], off[MAX_ROUNDS], ratio[MAX_ROUNDS];
 	unsigned long min_images = ~0UL, max_images = 0;
 	long flt_on = 0, flt_off = 0;
-	struct count c;
+	struct count c = { 0 };
 	uint64_t nlost;
 	int r;
 
