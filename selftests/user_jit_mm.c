@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Tracked JIT code meets the rest of mm: swap-out and swap-in, KSM
- * merging and its copy-on-write break, migration to another NUMA node,
- * compaction and mlock. Each rebuilds or moves the PTEs of code pages
+ * merging and its copy-on-write break, migration to another NUMA node
+ * (move_pages(), migrate_pages(), a NUMA hinting fault), compaction,
+ * mlock() and mlockall(). Each rebuilds or moves the PTEs of code pages
  * flowjit keeps W^X. For private anonymous
  * code made executable by mprotect(), an RWX mapping and a memfd mapped
  * RW and RX, every test writes three revisions of the code, with the mm
@@ -22,6 +23,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <linux/mempolicy.h>
@@ -100,8 +102,11 @@ FIXTURE_SETUP(mm)
 	ASSERT_NE(MAP_FAILED, self->w);
 }
 
+static int numa_tune(bool on);
+
 FIXTURE_TEARDOWN(mm)
 {
+	numa_tune(false);
 	if (self->x != self->w)
 		munmap(self->x, NPAGES * PAGE);
 	munmap(self->w, NPAGES * PAGE);
@@ -367,14 +372,45 @@ TEST_F(mm, ksm_merge_and_cow_break_between_revisions)
 	write_str(KSM "run", "2");	/* unmerge everything */
 }
 
-/* the node of the page at @p, or -errno */
+/*
+ * The node of the page at @p, the start of its mapping, from
+ * /proc/self/numa_maps: the one node it counts pages on, or -ENOENT.
+ */
+static int numa_maps_node(void *p)
+{
+	FILE *f = fopen("/proc/self/numa_maps", "r");
+	int node = -ENOENT, n, pages;
+	char line[512], *t;
+	unsigned long start;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		start = strtoul(line, NULL, 16);
+		if (start != (uintptr_t)p)
+			continue;
+		for (t = strstr(line, " N"); t; t = strstr(t + 1, " N"))
+			if (sscanf(t, " N%d=%d", &n, &pages) == 2 && pages)
+				node = node == -ENOENT ? n : -EINVAL;
+		break;
+	}
+	fclose(f);
+	return node;
+}
+
+/*
+ * The node of the page at @p, or -errno. move_pages() says -ENOENT for
+ * a page NUMA balancing has just made PROT_NONE (6.1's follow_page()
+ * does not follow such PTEs; mainline does again since
+ * FOLL_HONOR_NUMA_FAULT): numa_maps counts it.
+ */
 static int page_node(void *p)
 {
 	int status = -1;
 
 	if (syscall(SYS_move_pages, 0, 1, &p, NULL, &status, 0))
 		return -errno;
-	return status;
+	return status == -ENOENT ? numa_maps_node(p) : status;
 }
 
 /* Move the code page (and its RW alias) to the other node. */
@@ -398,6 +434,126 @@ TEST_F(mm, migration_to_other_node_between_revisions)
 	if (access("/sys/devices/system/node/node1", F_OK))
 		SKIP(return, "one NUMA node");
 	revisions_around(_metadata, self, variant, migrate);
+}
+
+/* The same with migrate_pages(): every page of the process moves. */
+static void migrate_all(struct __test_metadata *_metadata,
+			struct _test_data_mm *self,
+			const struct _fixture_variant_mm *variant)
+{
+	int from = page_node(self->x);
+	unsigned long old_nodes, new_nodes;
+	long left;
+	int at;
+
+	ASSERT_LE(0, from) TH_LOG("move_pages: %s", strerror(-from));
+	old_nodes = 1UL << from;
+	new_nodes = 1UL << !from;
+	left = syscall(SYS_migrate_pages, 0, 8 * sizeof(old_nodes),
+		       &old_nodes, &new_nodes);
+	ASSERT_LE(0, left) TH_LOG("migrate_pages: %s", strerror(errno));
+	at = page_node(self->x);
+	ASSERT_EQ(!from, at) TH_LOG("%ld pages not moved", left);
+}
+
+TEST_F(mm, migrate_pages_of_the_process_between_revisions)
+{
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node");
+	revisions_around(_metadata, self, variant, migrate_all);
+}
+
+#define NUMA_DEBUGFS	"/sys/kernel/debug/sched/numa_balancing/"
+
+/*
+ * NUMA balancing's hinting fault: the scanner makes the code's PTE
+ * PROT_NONE (change_prot_numa()), the next fetch takes do_numa_page(),
+ * which migrates the page to the node of the CPU that touched it and
+ * rebuilds the PTE from vm_page_prot. The scanner leaves alone a
+ * single-threaded process's pages that are on its own node, so the code
+ * goes to the other node first, and the thread is pinned to one CPU and
+ * calls the code until the page has come back to that CPU's node.
+ */
+static void numa_hint(struct __test_metadata *_metadata,
+		      struct _test_data_mm *self,
+		      const struct _fixture_variant_mm *variant)
+{
+	long faults = vm_counter("numa_hint_faults"), calls = 0;
+	long migrated = vm_counter("numa_pages_migrated");
+	unsigned int cpu, node;
+	struct timespec t0, t;
+	cpu_set_t set;
+	void *p = self->x;
+	int to, status = -1, at;
+
+	ASSERT_EQ(0, syscall(SYS_getcpu, &cpu, &node, NULL));
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	to = !node;
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, 1, &p, &to, &status,
+			     MPOL_MF_MOVE_ALL))
+		TH_LOG("move_pages: %s", strerror(errno));
+	ASSERT_EQ(to, status);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1000; i++, calls++)
+			ASSERT_EQ(REV_VAL(0), call(self->x + REV_OFF(0)));
+		at = page_node(self->x);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (at != (int)node && t.tv_sec - t0.tv_sec < 60);
+	printf("# node %d to %d and back in %ld calls, %ld s: ", node, to,
+	       calls, (long)(t.tv_sec - t0.tv_sec));
+	printf("numa_hint_faults +%ld, numa_pages_migrated +%ld\n",
+	       vm_counter("numa_hint_faults") - faults,
+	       vm_counter("numa_pages_migrated") - migrated);
+	ASSERT_EQ((int)node, at)
+		TH_LOG("no hinting fault brought the code back in 60 s");
+}
+
+static const char *const numa_knobs[] = {
+	"/proc/sys/kernel/numa_balancing",
+	/* scan at once and often: the defaults wait a second of CPU time */
+	NUMA_DEBUGFS "scan_delay_ms",
+	NUMA_DEBUGFS "scan_period_min_ms",
+	NUMA_DEBUGFS "scan_period_max_ms",
+};
+
+/*
+ * Turn NUMA balancing on and make it scan often (@on), or put back what
+ * was there: the tests after this one must not meet a scanner this busy.
+ */
+static int numa_tune(bool on)
+{
+	static const char *const want[] = { "1", "0", "10", "100" };
+	static long saved[ARRAY_SIZE(numa_knobs)];
+	static bool tuned;
+	char v[32];
+	size_t i;
+
+	if (on == tuned)
+		return 0;
+	tuned = on;
+	for (i = 0; i < ARRAY_SIZE(numa_knobs); i++) {
+		if (on)
+			saved[i] = read_long(numa_knobs[i]);
+		snprintf(v, sizeof(v), "%ld", saved[i]);
+		if (saved[i] >= 0 && write_str(numa_knobs[i], on ? want[i] : v) &&
+		    !i)
+			return -1;
+	}
+	return saved[0] < 0 ? -1 : 0;
+}
+
+TEST_F_TIMEOUT(mm, numa_hinting_fault_between_revisions, 300)
+{
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node");
+	if (variant->mode == CODE_MEMFD)
+		SKIP(return, "shmem without a policy is not NUMA-scanned");
+	if (numa_tune(true))
+		SKIP(return, "no NUMA balancing");
+	revisions_around(_metadata, self, variant, numa_hint);
 }
 
 static void compact(struct __test_metadata *_metadata,
@@ -433,6 +589,23 @@ TEST_F(mm, mlocked_code_between_revisions)
 	if (self->w != self->x)
 		ASSERT_EQ(0, mlock(self->w, NPAGES * PAGE));
 	revisions_around(_metadata, self, variant, relock);
+}
+
+static void relock_all(struct __test_metadata *_metadata,
+		       struct _test_data_mm *self,
+		       const struct _fixture_variant_mm *variant)
+{
+	ASSERT_EQ(0, munlockall());
+	ASSERT_EQ(0, mlockall(MCL_CURRENT | MCL_FUTURE));
+}
+
+/* mlockall(MCL_FUTURE): VMAs made and changed later are locked too */
+TEST_F(mm, mlockall_code_between_revisions)
+{
+	ASSERT_EQ(0, mlockall(MCL_CURRENT | MCL_FUTURE))
+		TH_LOG("mlockall: %s", strerror(errno));
+	revisions_around(_metadata, self, variant, relock_all);
+	munlockall();
 }
 
 /*
