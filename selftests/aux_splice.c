@@ -773,36 +773,62 @@ static uint64_t spin_on_cpu(int cpu, int ms)
 	return n;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define BOUND_WINDOWS	7
+#define BOUND_MS	100
+
 /*
  * The most work the test PMU can be asked for: the largest write per
  * period at the shortest period, in overwrite mode (never out of
  * space). Its hrtimer runs in hard interrupt context on CPU 0; a thread
  * there must still get a fair share of the CPU, and the event must be
  * closeable. Configs beyond the per-tick bound are refused.
+ *
+ * Under TCG the guest's clock is the host's, and a host busy with other
+ * work takes time from the vCPU unevenly over a second: short windows
+ * with and without the event alternate, and the median of their ratios
+ * is what is checked.
  */
 TEST(pmu_work_is_bounded)
 {
-	uint64_t idle, busy, head;
+	double share[BOUND_WINDOWS];
+	uint64_t idle, busy, head = 0, h;
 	struct ax_event ev;
-	uint64_t bytes;
+	int i;
 
 	if (ax_pmu_type() < 0)
 		SKIP(return, "no flowjit_aux PMU (CONFIG_FLOWJIT_AUX_TEST)");
 	EXPECT_EQ(-EINVAL, open_own(FJAX_PERIOD_BYTES_MAX + FJAX_REC,
 				    PERIOD_NS));
-	bytes = FJAX_PERIOD_BYTES_MAX;
-	idle = spin_on_cpu(0, 500);
-	ASSERT_EQ(0, ax_open(&ev, 0, bytes, 10000, 64, PROT_READ, 4096,
-			     false));
-	head = ax_aux_head(&ev);
-	busy = spin_on_cpu(0, 500);
-	head = ax_aux_head(&ev) - head;
+	ASSERT_EQ(0, ax_open(&ev, 0, FJAX_PERIOD_BYTES_MAX, 10000, 64,
+			     PROT_READ, 4096, true));
+	for (i = 0; i < BOUND_WINDOWS; i++) {
+		idle = spin_on_cpu(0, BOUND_MS);
+		h = ax_aux_head(&ev);
+		ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
+		busy = spin_on_cpu(0, BOUND_MS);
+		ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0));
+		head += ax_aux_head(&ev) - h;
+		TH_LOG("window %d: loops on CPU 0 in %d ms: %llu alone, %llu with the PMU writing",
+		       i, BOUND_MS, (unsigned long long)idle,
+		       (unsigned long long)busy);
+		ASSERT_LT(0, idle);
+		share[i] = (double)busy / idle;
+	}
 	ax_close(&ev);
-	TH_LOG("busy loops on CPU 0 in 500 ms: %llu idle, %llu with the PMU writing %.1f MB/s",
-	       (unsigned long long)idle, (unsigned long long)busy,
-	       head / 0.5e6);
+	qsort(share, BOUND_WINDOWS, sizeof(share[0]), cmp_double);
+	TH_LOG("the thread kept %.0f%% (median; %.0f%% to %.0f%%), the PMU wrote %.1f MB/s",
+	       100 * share[BOUND_WINDOWS / 2], 100 * share[0],
+	       100 * share[BOUND_WINDOWS - 1],
+	       head / (BOUND_WINDOWS * BOUND_MS * 1e3));
 	EXPECT_LT(0, head);
-	EXPECT_LE(idle / 3, busy);
+	EXPECT_LE(1.0 / 3, share[BOUND_WINDOWS / 2]);
 }
 
 TEST_HARNESS_MAIN
