@@ -1174,6 +1174,20 @@ static uint64_t pr_qres_next_ip(struct pr_qres *r, enum pt_exec_mode mode,
 	return ip + info.size;
 }
 
+/* The IP after the instruction at @ip of block @blk: from the lengths
+ * of its section's instructions (pr_rimage_dec_next_ip()), else read
+ * at the lookup time.
+ */
+static uint64_t pr_qres_blk_next_ip(struct pr_qres *r,
+				    const struct pt_block *blk, uint64_t ip)
+{
+	uint64_t next = 0;
+
+	if (blk->isid > 0 && r->rd)
+		next = pr_rimage_dec_next_ip(r->rd, blk->isid, blk->mode, ip);
+	return next ? next : pr_qres_next_ip(r, blk->mode, ip);
+}
+
 /* The flowjit revision of the code at @ip now, or NULL. */
 static const struct flowjit_rev *pr_qres_rev_at(struct pr_qres *r,
 						uint64_t ip)
@@ -1189,8 +1203,8 @@ static const struct flowjit_rev *pr_qres_rev_at(struct pr_qres *r,
  * block at every branch: end_on_call, end_on_jump), all before @end:
  * the instruction flow decoder's pr_qres_insn() for each, without their
  * classes (the caller gives the last one's).  Walks them one by one only
- * where a section does not tell their revision or they leave the
- * function.
+ * where a section does not tell their revision, they leave the function
+ * or the flow lists them.
  */
 static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 			  uint64_t ip, uint64_t end, uint64_t n)
@@ -1198,7 +1212,7 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 	const struct pr_replay_opts *o = &r->rp->opts;
 	const struct flowjit_rev *rev = NULL;
 	int walk_rev = 0;
-	uint64_t i;
+	uint64_t i, prev = ip;
 
 	if (!n)
 		return;
@@ -1213,13 +1227,16 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		if (rev)
 			pr_qres_rev_insns(r, rev, n);
 		r->ninsn += n - 1;
-		if (!(o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT)) ||
-		    pr_qres_prof(r, ip, end, n))
+		if (!(o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT |
+				    PR_OUT_FLOW)) ||
+		    (!(o->outputs & PR_OUT_FLOW) &&
+		     pr_qres_prof(r, ip, end, n)))
 			return;
 		r->ninsn -= n;
 	}
 	/* one by one */
 	for (i = 0; i < n && ip; ++i) {
+		prev = ip;
 		if (walk_rev) {
 			r->ninsn += 1;
 			rev = pr_qres_rev_at(r, ip);
@@ -1228,10 +1245,14 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		} else {
 			r->ninsn += 1;
 		}
+		if (o->outputs & PR_OUT_FLOW)
+			pr_buf_flow(&r->flow, r->tid, ip, o->json,
+				    !r->nflow_el++, r->flow_pre,
+				    &r->flow_pre_tid);
 		if (o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT))
 			pr_qres_prof(r, ip, ip + 1, 1);
 		if (i + 1 < n)
-			ip = pr_qres_next_ip(r, blk->mode, ip);
+			ip = pr_qres_blk_next_ip(r, blk, ip);
 	}
 	/* undecodable code: count the rest where the walk stopped, in the
 	 * function it stopped in (the exporter's counts add up)
@@ -1239,6 +1260,11 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 	r->ninsn += n - i;
 	if (n > i && (o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT)))
 		pr_qres_prof_add(r, n - i);
+	/* libipt ran them, but they cannot be listed: an error, not a gap */
+	if (n > i && (o->outputs & PR_OUT_FLOW)) {
+		r->last_ip = prev;
+		pr_qres_error(r, -pte_bad_insn);
+	}
 }
 
 static volatile uint64_t pr_progress_bytes;
@@ -1434,7 +1460,7 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 	}
 	/* cut short by the loop guard: walk to the n-th */
 	for (i = 1, last = blk->ip; n < blk->ninsn && i < n && last; ++i)
-		last = pr_qres_next_ip(r, blk->mode, last);
+		last = pr_qres_blk_next_ip(r, blk, last);
 	if (n == blk->ninsn)
 		last = blk->end_ip;
 	pr_qres_insns(r, blk, blk->ip, last, n - 1);
@@ -1455,7 +1481,7 @@ static uint64_t pr_qres_block_upto(struct pr_qres *r,
 	uint64_t n = 0, at = blk->ip;
 
 	while (at && at != ip && n < blk->ninsn) {
-		at = pr_qres_next_ip(r, blk->mode, at);
+		at = pr_qres_blk_next_ip(r, blk, at);
 		n += 1;
 	}
 	return at == ip ? n : blk->ninsn;
@@ -1527,7 +1553,7 @@ static int pr_qres_alloc(struct pr_qres *r, struct pt_config *config)
 	const struct pr_replay_opts *o = &r->rp->opts;
 	struct pt_image *image;
 
-	if ((o->outputs & PR_OUT_FLOW) || o->insn_decoder) {
+	if (o->insn_decoder) {
 		r->dec = pt_insn_alloc_decoder(config);
 		if (!r->dec)
 			return -1;

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "pr_image.h"
+#include "pr_insn.h"
 #include "pr_store.h"
 
 #include <intel-pt.h>
@@ -264,7 +265,99 @@ void pr_rimage_dec_fini(struct pr_rimage_dec *rd)
 		pr_rimage_img_free(&rd->img[i]);
 	pt_iscache_free(rd->iscache);
 	free(rd->rev);
+	free(rd->len);
 	memset(rd, 0, sizeof(*rd));
+}
+
+struct pr_rimage_len {
+	uint64_t ip;
+	int32_t isid;		/* 0: a free slot */
+	uint8_t mode, size;
+};
+
+/* Slots of the length table: the first size, the most (16 bytes each). */
+#define PR_RIMAGE_LEN_MIN	4096
+#define PR_RIMAGE_LEN_MAX	(1U << 18)
+
+static size_t pr_rimage_len_slot(size_t cap, int isid, int mode, uint64_t ip)
+{
+	uint64_t h = ip ^ ((uint64_t)isid << 40) ^ ((uint64_t)mode << 62);
+
+	return (size_t)((h * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+static struct pr_rimage_len *pr_rimage_len_find(struct pr_rimage_dec *rd,
+						int isid, int mode,
+						uint64_t ip)
+{
+	size_t i = pr_rimage_len_slot(rd->caplen, isid, mode, ip);
+	struct pr_rimage_len *e;
+
+	for (;; i = (i + 1) & (rd->caplen - 1)) {
+		e = &rd->len[i];
+		if (!e->isid || (e->ip == ip && e->isid == isid &&
+				 e->mode == mode))
+			return e;
+	}
+}
+
+/* Room for one more length: a table twice the size, or (at the most) an
+ * empty one.  Returns zero, -1 if out of memory.
+ */
+static int pr_rimage_len_room(struct pr_rimage_dec *rd)
+{
+	struct pr_rimage_len *old = rd->len;
+	size_t cap = rd->caplen, i;
+
+	if (2 * (rd->nlen + 1) <= cap)
+		return 0;
+	if (cap >= PR_RIMAGE_LEN_MAX) {
+		memset(rd->len, 0, cap * sizeof(*rd->len));
+		rd->nlen = 0;
+		return 0;
+	}
+	cap = cap ? 2 * cap : PR_RIMAGE_LEN_MIN;
+	rd->len = calloc(cap, sizeof(*rd->len));
+	if (!rd->len) {
+		rd->len = old;
+		return -1;
+	}
+	rd->caplen = cap;
+	for (i = 0; old && i < cap / 2; ++i)
+		if (old[i].isid)
+			*pr_rimage_len_find(rd, old[i].isid, old[i].mode,
+					    old[i].ip) = old[i];
+	free(old);
+	return 0;
+}
+
+uint64_t pr_rimage_dec_next_ip(struct pr_rimage_dec *rd, int isid,
+			       enum pt_exec_mode mode, uint64_t ip)
+{
+	struct pr_insn_info info;
+	struct pr_rimage_len *e;
+	uint8_t raw[15];
+	int n;
+
+	if (isid <= 0 || !rd->iscache)
+		return 0;
+	if (rd->caplen) {
+		e = pr_rimage_len_find(rd, isid, mode, ip);
+		if (e->isid)
+			return ip + e->size;
+	}
+	n = pt_iscache_read(rd->iscache, raw, sizeof(raw), isid, ip);
+	if (n <= 0 || pr_insn_decode(&info, mode, raw, (size_t)n) < 0)
+		return 0;
+	if (pr_rimage_len_room(rd) == 0) {
+		e = pr_rimage_len_find(rd, isid, mode, ip);
+		e->ip = ip;
+		e->isid = isid;
+		e->mode = (uint8_t)mode;
+		e->size = info.size;
+		rd->nlen += 1;
+	}
+	return ip + info.size;
 }
 
 struct pt_image *pr_rimage_dec_select(struct pr_rimage_dec *rd,

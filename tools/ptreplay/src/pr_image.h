@@ -16,6 +16,7 @@
 #define PR_IMAGE_H
 
 #include <stddef.h>
+#include <intel-pt.h>
 #include <stdint.h>
 
 struct pt_asid;
@@ -161,6 +162,11 @@ struct pr_rimage_dec {
 	size_t caprev;
 	/* Sections added, images made. */
 	uint64_t nsections, nimages;
+	/* Instruction lengths by (isid, mode, ip), for walking the blocks
+	 * of the block decoder: a section's bytes never change.
+	 */
+	struct pr_rimage_len *len;
+	size_t caplen, nlen;
 };
 
 /* Initialize @ri for the frozen store @store: in-memory code is copied
@@ -198,6 +204,16 @@ extern struct pt_image *pr_rimage_dec_select(struct pr_rimage_dec *rd,
 extern int pr_rimage_dec_add(struct pr_rimage_dec *rd,
 			     const struct pr_region *rgn, uint64_t lo,
 			     uint64_t hi);
+
+/* The IP after the instruction at @ip of section @isid (of @rd's cache)
+ * in @mode, from a table of the lengths found before (bounded: it starts
+ * over when full).
+ *
+ * Returns it, or 0 if the instruction is not all in the section or is
+ * not decoded (the caller reads the code another way).
+ */
+extern uint64_t pr_rimage_dec_next_ip(struct pr_rimage_dec *rd, int isid,
+				      enum pt_exec_mode mode, uint64_t ip);
 
 /* The flowjit revision section @isid holds, or NULL. */
 static inline const struct flowjit_rev *

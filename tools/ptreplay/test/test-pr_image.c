@@ -6,6 +6,9 @@
 #include "pr_test.h"
 
 #include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static struct prt_result init_null(void)
 {
@@ -164,6 +167,92 @@ static struct prt_result cache_limit(struct image_fixture *fx)
 	return prt_passed();
 }
 
+/* @n bytes of @bytes in a new file @path (libipt maps it when read)
+ * at @vaddr in @rd's cache.
+ */
+static int len_section(struct pr_rimage_dec *rd, char *path,
+		       const uint8_t *bytes, size_t n, uint64_t vaddr)
+{
+	if (prt_tmpfile(path, bytes, n))
+		return -1;
+	return pt_iscache_add_file(rd->iscache, path, 0, n, vaddr);
+}
+
+/* Lengths are kept per section: two revisions at one address differ. */
+static struct prt_result next_ip_per_section(void)
+{
+	static const uint8_t nops[] = { 0x90, 0x90, 0xc3 };
+	static const uint8_t mov[] = { 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3 };
+	static const uint8_t cut[] = { 0xb8, 0x01 };
+	char path[3][64];
+	struct pr_rimage_dec rd;
+	int a, b, c, i;
+
+	pr_rimage_dec_init(&rd, NULL);
+	rd.iscache = pt_iscache_alloc(NULL);
+	prt_ptr(rd.iscache);
+	a = len_section(&rd, path[0], nops, sizeof(nops), 0x1000);
+	b = len_section(&rd, path[1], mov, sizeof(mov), 0x1000);
+	c = len_section(&rd, path[2], cut, sizeof(cut), 0x2000);
+	prt_check(a > 0 && b > 0 && c > 0 && a != b);
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, a, ptem_64bit, 0x1000),
+		    0x1001);
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, b, ptem_64bit, 0x1000),
+		    0x1005);
+	/* again, from the table */
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, a, ptem_64bit, 0x1000),
+		    0x1001);
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, b, ptem_64bit, 0x1000),
+		    0x1005);
+	prt_uint_eq(rd.nlen, 2);
+	/* the operand size of mode 16 */
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, b, ptem_16bit, 0x1000),
+		    0x1003);
+	/* not all in its section, not a section, no section there */
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, c, ptem_64bit, 0x2000), 0);
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, 0, ptem_64bit, 0x1000), 0);
+	prt_uint_eq(pr_rimage_dec_next_ip(&rd, a, ptem_64bit, 0x3000), 0);
+	pr_rimage_dec_fini(&rd);
+	for (i = 0; i < 3; ++i)
+		unlink(path[i]);
+
+	return prt_passed();
+}
+
+/* The table is bounded: it starts over when full, and stays right. */
+static struct prt_result next_ip_table_bounded(void)
+{
+	size_t n = 3 << 17, i, most = 0;
+	struct pr_rimage_dec rd;
+	uint8_t *nops;
+	char path[64];
+	int isid;
+
+	nops = malloc(n);
+	prt_ptr(nops);
+	memset(nops, 0x90, n);
+	pr_rimage_dec_init(&rd, NULL);
+	rd.iscache = pt_iscache_alloc(NULL);
+	prt_ptr(rd.iscache);
+	isid = len_section(&rd, path, nops, n, 0x100000);
+	free(nops);
+	prt_check(isid > 0);
+	for (i = 0; i < n; ++i) {
+		prt_uint_eq(pr_rimage_dec_next_ip(&rd, isid, ptem_64bit,
+						  0x100000 + i),
+			    0x100000 + i + 1);
+		if (rd.caplen > most)
+			most = rd.caplen;
+		prt_check(2 * rd.nlen <= rd.caplen);
+	}
+	prt_uint_eq(most, 1U << 18);
+	prt_check(rd.nlen < n);
+	pr_rimage_dec_fini(&rd);
+	unlink(path);
+
+	return prt_passed();
+}
+
 int main(void)
 {
 	struct image_fixture ifx = { .init = ifx_init, .fini = ifx_fini };
@@ -189,6 +278,10 @@ int main(void)
 		   add_offset_beyond_end, ifx);
 	prt_run_fx(suite, "pr_image: the section cache limit can be set",
 		   cache_limit, ifx);
+	prt_run(suite, "pr_rimage: instruction lengths are kept per section and mode",
+		next_ip_per_section);
+	prt_run(suite, "pr_rimage: the length table is bounded, starts over when full",
+		next_ip_table_bounded);
 
 	return prt_exit(&suite);
 }
