@@ -239,8 +239,9 @@ static size_t ps_sb_pieces(const uint8_t *prev, const uint8_t *cur, uint32_t len
 /*
  * --delta: if @r (its body in @h) is a user JIT page image of one chunk
  * whose page had an earlier revision in the sideband, make @r a delta
- * against it, as a kernel writing deltas would. Remember its bytes either
- * way. Returns 0 or -ENOMEM.
+ * against it, as a kernel writing deltas would; the page's first, a
+ * delta over zeros (base 0) if its blocks that are not zero are at most
+ * half of it. Remember its bytes either way. Returns 0 or -ENOMEM.
  */
 static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
 			 struct ps_sb_rec *r)
@@ -272,6 +273,17 @@ static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
 		n = ps_sb_pieces(pg->bytes, cur, fr.len, data + sizeof(*h) + sizeof(fr),
 				 FLOWJIT_CHUNK_MAX);
 		base = pg->revision;
+	} else {
+		/* no base: over zeros (base 0) if that is at most half of it */
+		uint8_t *zeros = calloc(1, fr.len);
+
+		if (!zeros) {
+			free(data);
+			return -ENOMEM;
+		}
+		n = ps_sb_pieces(zeros, cur, fr.len, data + sizeof(*h) + sizeof(fr),
+				 fr.len / 2 < FLOWJIT_CHUNK_MAX ? fr.len / 2 : FLOWJIT_CHUNK_MAX);
+		free(zeros);
 	}
 	free(pg->bytes);
 	pg->bytes = malloc(fr.len);

@@ -35,8 +35,9 @@
  *	u8				bytes[piece.len];
  *
  * back to back (no padding; off increasing, pieces not overlapping),
- * filling chunk_len. Every other byte is base's; csum is the CRC-32C of
- * the whole new revision, len bytes.
+ * filling chunk_len. Every other byte is base's, or zero if base is 0
+ * (a whole image without its zero blocks: it needs no earlier record);
+ * csum is the CRC-32C of the whole new revision, len bytes.
  *
  * See Documentation/trace/flowjit.rst.
  */
@@ -107,7 +108,8 @@ struct flowjit_record {
 	__u32	csum;		/* CRC-32C of the whole object's len bytes */
 	__u32	chunk_off;	/* where this record's bytes start in it */
 	__u32	chunk_len;	/* bytes in this record */
-	__u32	base;		/* FLOWJIT_OP_DELTA: the revision it changes; 0 */
+	__u32	base;		/* FLOWJIT_OP_DELTA: the revision it changes
+				 * (0: zeros); else 0 */
 };
 
 /* A piece of a FLOWJIT_OP_DELTA record: @len bytes at @off follow it. */

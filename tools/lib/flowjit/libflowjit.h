@@ -223,7 +223,8 @@ void flowjit_reasm_flush(struct flowjit_reasm *ra);
  *   one begun first after t.
  *
  * - A delta record (FLOWJIT_OP_DELTA) is a revision made of its base
- *   revision (same asid, addr, len and kind, revision number rec.base)
+ *   revision (same asid, addr, len and kind, revision number rec.base;
+ *   zeros if rec.base is 0, which needs no other record)
  *   and the pieces it carries, of the delta's time, once the result's
  *   CRC-32C holds. Without the base in the store, nothing answers in its
  *   range from its time on (never the older bytes) until the base is

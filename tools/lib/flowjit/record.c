@@ -54,7 +54,8 @@ static const char *flowjit_delta_bad(const struct flowjit_record *rec,
 
 	if (rec->chunk_off)
 		return "delta in chunks";
-	if (!rec->base || rec->base >= rec->revision)
+	/* base 0: over zeros */
+	if (rec->base >= rec->revision)
 		return "delta base is not an earlier revision";
 	if (rec->len > FLOWJIT_DELTA_LEN_MAX)
 		return "delta object longer than FLOWJIT_DELTA_LEN_MAX";

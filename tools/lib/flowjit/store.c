@@ -647,7 +647,8 @@ static const struct flowjit_rev *flowjit_store_base(const struct flowjit_store *
 }
 
 /*
- * Make @img the revision delta @rec (pieces @pieces) makes of @base.
+ * Make @img the revision delta @rec (pieces @pieces) makes of @base (of
+ * zeros if @base is NULL: rec->base 0).
  * Returns 0, -EBADMSG if the result's CRC-32C is not rec->csum, -ENOMEM.
  */
 static int flowjit_delta_apply(const struct flowjit_record *rec, const uint8_t *pieces,
@@ -660,7 +661,11 @@ static int flowjit_delta_apply(const struct flowjit_record *rec, const uint8_t *
 	img->bytes = malloc(rec->len);
 	if (!img->bytes)
 		return -ENOMEM;
-	memcpy(img->bytes, base->bytes, rec->len);
+	/* base 0: the pieces are what is not zero */
+	if (base)
+		memcpy(img->bytes, base->bytes, rec->len);
+	else
+		memset(img->bytes, 0, rec->len);
 	/* flowjit_chunk_parse() checked the pieces */
 	while (at < rec->chunk_len) {
 		memcpy(&piece, pieces + at, sizeof(piece));
@@ -794,11 +799,13 @@ static int flowjit_store_add_delta(struct flowjit_store *st, const struct flowji
 				   const uint8_t *pieces, uint64_t time,
 				   const struct flowjit_rev **added, bool settle)
 {
-	const struct flowjit_rev *base = flowjit_store_base(st, rec);
+	const struct flowjit_rev *base = NULL;
 	struct flowjit_image img;
 	int err;
 
-	if (!base) {
+	if (rec->base)
+		base = flowjit_store_base(st, rec);
+	if (rec->base && !base) {
 		err = flowjit_store_hide(st, rec, time);
 		return err ? err : flowjit_store_wait(st, rec, pieces, time);
 	}

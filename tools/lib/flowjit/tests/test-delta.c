@@ -137,9 +137,10 @@ static int parse_checks(void)
 	TAP_CHECK(c.rec.op == FLOWJIT_OP_DELTA && c.rec.base == 1);
 	TAP_CHECK(!strcmp(flowjit_op_name(FLOWJIT_OP_DELTA), "DELTA"));
 
-	/* base 0, base not earlier, in chunks, too long an object */
+	/* base 0: over zeros */
 	delta(&b, 2, 0, v2, v2_pieces, 3);
-	TAP_CHECK(flowjit_chunk_parse(&c, b.buf, rb_size(&b), &why) == -EINVAL);
+	TAP_CHECK(!flowjit_chunk_parse(&c, b.buf, rb_size(&b), &why));
+	/* base not earlier, in chunks, too long an object */
 	delta(&b, 2, 2, v2, v2_pieces, 3);
 	TAP_CHECK(flowjit_chunk_parse(&c, b.buf, rb_size(&b), &why) == -EINVAL);
 	delta(&b, 2, 1, v2, v2_pieces, 3);
@@ -210,6 +211,42 @@ static int applied_and_chained(void)
 	s = stats(st);
 	TAP_CHECK(s.deltas == 2 && !s.delta_no_base && !s.delta_bad && !s.missing_revs);
 	TAP_CHECK(s.revs == 3 && s.images == 3);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * Base 0: the pieces over zeros, a whole revision on its own: no other
+ * record needed, a wrong result hidden and counted as any.
+ */
+static int over_zeros(void)
+{
+	static const uint16_t code[][2] = { { 64, 16 }, { 4000, 8 } };
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r = NULL;
+	uint8_t page[PAGE] = { 0 };
+	struct flowjit_store_stats s;
+	struct rb b;
+
+	TAP_CHECK(st);
+	memset(page + 64, 0xc3, 16);
+	memset(page + 4000, 0x90, 8);
+	delta(&b, 1, 0, page, code, 2);
+	TAP_CHECK(!add_body(st, &b, 100, &r));
+	TAP_CHECK(r && r->revision == 1 && r->time == 100);
+	TAP_CHECK(reads(st, 150, page));
+	/* the next one over it */
+	memset(page + 64, 0xcc, 4);
+	delta(&b, 2, 1, page, code, 1);
+	TAP_CHECK(!add_body(st, &b, 200, &r));
+	TAP_CHECK(reads(st, 250, page));
+	/* a piece left out: its bytes would be zeros, the CRC-32C says no */
+	memset(page + 4000, 0x91, 1);
+	delta(&b, 3, 0, page, code, 1);
+	TAP_CHECK(!add_body(st, &b, 300, &r));
+	TAP_CHECK(reads(st, 350, NULL));
+	s = stats(st);
+	TAP_CHECK(s.deltas == 2 && !s.delta_no_base && s.delta_bad == 1);
 	flowjit_store_free(st);
 	return 0;
 }
@@ -309,6 +346,8 @@ int main(void)
 		"delta: the parser takes pieces in order inside the object and refuses bad bases, chunks, overlaps, truncations");
 	tap_run(applied_and_chained,
 		"delta: a delta over its base, and one over that, read back as the whole pages");
+	tap_run(over_zeros,
+		"delta: base 0 puts the pieces over zeros, on its own; a wrong result is hidden and counted");
 	tap_run(out_of_order,
 		"delta: deltas before their base hide their range until it comes, then settle in order");
 	tap_run(without_base,
