@@ -67,6 +67,50 @@ static inline struct fj_obj *fj_obj_of(struct fj_set *set,
 	return NULL;
 }
 
+/*
+ * A delta record @c of object @o: its revision is its base's bytes (an
+ * object of the set, put together already; zeros for base 0) with the
+ * pieces, if the pieces are well formed and the result's CRC-32C holds.
+ */
+static inline void fj_delta(struct fj_set *set, struct fj_obj *o,
+			    const struct flowjit_chunk *c)
+{
+	const struct flowjit_record *rec = &c->rec;
+	const struct fj_obj *b = NULL;
+	uint32_t at = 0;
+	int i;
+
+	for (i = 0; rec->base && i < set->nr; i++)
+		if (set->obj[i].rec.kind == rec->kind &&
+		    set->obj[i].rec.asid == rec->asid &&
+		    set->obj[i].rec.addr == rec->addr &&
+		    set->obj[i].rec.len == rec->len &&
+		    set->obj[i].rec.revision == rec->base &&
+		    set->obj[i].reassembled)
+			b = &set->obj[i];
+	free(o->bytes);
+	o->bytes = calloc(1, rec->len ? rec->len : 1);
+	/* base 0: over zeros */
+	if ((rec->base && !b) || !o->bytes)
+		return;
+	if (b)
+		memcpy(o->bytes, b->bytes, rec->len);
+	while (at + sizeof(struct flowjit_delta_piece) <= rec->chunk_len) {
+		struct flowjit_delta_piece p;
+
+		memcpy(&p, c->bytes + at, sizeof(p));
+		at += sizeof(p);
+		if (!p.len || p.off + p.len > rec->len ||
+		    at + p.len > rec->chunk_len)
+			return;
+		memcpy(o->bytes + p.off, c->bytes + at, p.len);
+		at += p.len;
+	}
+	o->reassembled = at == rec->chunk_len &&
+			 flowjit_csum(o->bytes, rec->len) == rec->csum;
+	o->next_off = rec->len;
+}
+
 static inline void fj_note(const struct perf_event_header *hdr,
 			   const struct flowjit_sample_id *id, void *arg)
 {
@@ -101,6 +145,8 @@ static inline void fj_note(const struct perf_event_header *hdr,
 	}
 	o->chunks++;
 	o->last_time = id->time;
+	if (rec->op == FLOWJIT_OP_DELTA)
+		fj_delta(set, o, &c);
 	if (rec->op != FLOWJIT_OP_IMAGE)
 		return;
 	/* the kernel writes an object's chunks in order */
@@ -149,15 +195,17 @@ static inline uint64_t fj_lost(const struct sb *sb)
  */
 static inline bool fj_complete(const struct fj_obj *o)
 {
-	return o->rec.op == FLOWJIT_OP_IMAGE && o->reassembled &&
+	return (o->rec.op == FLOWJIT_OP_IMAGE ||
+		o->rec.op == FLOWJIT_OP_DELTA) && o->reassembled &&
 	       !o->bad_chunk && o->next_off == o->rec.len;
 }
 
-/* a user JIT snapshot, by @pid unless @pid is 0 */
+/* a user JIT snapshot (whole, or a delta), by @pid unless @pid is 0 */
 static inline bool fj_user_image(const struct fj_obj *o, pid_t pid)
 {
 	return o->rec.kind == FLOWJIT_KIND_USER_JIT &&
-	       o->rec.op == FLOWJIT_OP_IMAGE &&
+	       (o->rec.op == FLOWJIT_OP_IMAGE ||
+		o->rec.op == FLOWJIT_OP_DELTA) &&
 	       (!pid || o->rec.pid == (uint32_t)pid);
 }
 

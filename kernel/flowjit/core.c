@@ -18,6 +18,7 @@
 #include <linux/sched.h>
 #include <linux/security.h>
 #include <linux/sysctl.h>
+#include <asm/unaligned.h>
 
 #include "internal.h"
 
@@ -63,7 +64,7 @@ bool flowjit_enabled(void)
 int flowjit_perf_event_open(const struct perf_event_attr *attr)
 {
 	if (!attr->flowjit)
-		return 0;
+		return attr->flowjit_delta ? -EINVAL : 0;
 	if (!attr->sample_id_all || !(attr->sample_type & PERF_SAMPLE_TIME))
 		return -EINVAL;
 	if (attr->exclude_kernel && attr->exclude_user)
@@ -100,10 +101,27 @@ static void flowjit_event_set_owner(struct perf_event *event)
 		event->flowjit_flags |= FLOWJIT_EVENT_BPF_ALL;
 }
 
+/* events that take delta records */
+static atomic_t flowjit_delta_users = ATOMIC_INIT(0);
+/* moves when a record could not be written */
+static atomic_t flowjit_lost = ATOMIC_INIT(0);
+
+bool flowjit_deltas_wanted(void)
+{
+	return atomic_read(&flowjit_delta_users);
+}
+
+u32 flowjit_lost_gen(void)
+{
+	return atomic_read(&flowjit_lost);
+}
+
 void flowjit_account_event(struct perf_event *event)
 {
 	if (!event->attr.flowjit)
 		return;
+	if (event->attr.flowjit_delta)
+		atomic_inc(&flowjit_delta_users);
 	flowjit_event_set_owner(event);
 	flowjit_csum_setup();
 	static_branch_inc(&flowjit_active.key);
@@ -114,6 +132,8 @@ void flowjit_unaccount_event(struct perf_event *event)
 {
 	if (!event->attr.flowjit)
 		return;
+	if (event->attr.flowjit_delta)
+		atomic_dec(&flowjit_delta_users);
 	flowjit_perf_event_detach(event);
 	static_branch_slow_dec_deferred(&flowjit_active);
 }
@@ -214,6 +234,61 @@ void flowjit_record_init(struct flowjit_record *rec,
 	};
 }
 
+/* are the FLOWJIT_DELTA_BLOCK bytes at @a and @b the same? */
+static bool flowjit_block_same(const u8 *a, const u8 *b, u32 blk)
+{
+	if (blk == 2 * sizeof(u64))
+		return !((get_unaligned((const u64 *)a) ^
+			  get_unaligned((const u64 *)b)) |
+			 (get_unaligned((const u64 *)a + 1) ^
+			  get_unaligned((const u64 *)b + 1)));
+	return !memcmp(a, b, blk);
+}
+
+/*
+ * The blocks of @len bytes at @new that differ from @old, as delta
+ * pieces, adjacent blocks in one piece. Returns how many, or 0 if there
+ * are none or a delta would not pay (more than FLOWJIT_DELTA_PIECES, or
+ * more than half of @len bytes): then the whole image goes. *@delta_len
+ * is what the record carries, the pieces' headers included. With
+ * @update, @old becomes @new (only the blocks that differ are copied).
+ */
+unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
+				  struct flowjit_delta_piece *pieces,
+				  u32 *delta_len, bool update)
+{
+	unsigned int n = 0;
+	u32 off, blk, dlen = 0;
+
+	if (len > FLOWJIT_DELTA_LEN_MAX)
+		n = FLOWJIT_DELTA_PIECES + 1;
+	for (off = 0; off < len; off += blk) {
+		blk = min_t(u32, FLOWJIT_DELTA_BLOCK, len - off);
+		if (flowjit_block_same(old + off, new + off, blk))
+			continue;
+		if (update)
+			memcpy(old + off, new + off, blk);
+		if (n > FLOWJIT_DELTA_PIECES)
+			continue;	/* too many: only the update goes on */
+		if (n && pieces[n - 1].off + pieces[n - 1].len == off) {
+			pieces[n - 1].len += blk;
+		} else if (n == FLOWJIT_DELTA_PIECES) {
+			n++;
+			continue;
+		} else {
+			pieces[n].off = off;
+			pieces[n].len = blk;
+			n++;
+			dlen += sizeof(*pieces);
+		}
+		dlen += blk;
+	}
+	if (n > FLOWJIT_DELTA_PIECES || dlen > len / 2)
+		return 0;
+	*delta_len = dlen;
+	return n;
+}
+
 struct flowjit_output {
 	const struct flowjit_image	*img;
 	u32				csum;
@@ -247,18 +322,30 @@ static bool flowjit_event_wants(struct perf_event *event,
 	return true;
 }
 
-/* Write one chunk; a full buffer counts it as lost (PERF_RECORD_LOST). */
+/*
+ * Write one chunk, or (@delta) the image as a delta record; a full
+ * buffer counts it as lost (PERF_RECORD_LOST), and no later delta may
+ * build on what was in it.
+ */
 static void flowjit_output_chunk(struct perf_event *event,
-				 const struct flowjit_output *out, u32 off)
+				 const struct flowjit_output *out, u32 off,
+				 bool delta)
 {
+	const struct flowjit_image *img = out->img;
 	static const u64 zero;
 	struct perf_output_handle handle;
 	struct perf_sample_data sample;
 	struct perf_event_header header;
 	struct flowjit_record rec;
+	unsigned int i;
 	u32 pad;
 
-	flowjit_record_init(&rec, out->img, out->csum, off);
+	flowjit_record_init(&rec, img, out->csum, off);
+	if (delta) {
+		rec.op = FLOWJIT_OP_DELTA;
+		rec.chunk_len = img->delta_len;
+		rec.base = img->base;
+	}
 	/*
 	 * Every image is emitted by the task that made or ran its code, in
 	 * its own context: its pid and tid as perf reports them to @event,
@@ -273,12 +360,19 @@ static void flowjit_output_chunk(struct perf_event *event,
 	header.size = sizeof(header) + sizeof(rec) + rec.chunk_len + pad;
 	perf_event_header__init_id(&header, &sample, event);
 
-	if (perf_output_begin(&handle, &sample, event, header.size))
+	if (perf_output_begin(&handle, &sample, event, header.size)) {
+		atomic_inc(&flowjit_lost);
 		return;
+	}
 	perf_output_put(&handle, header);
 	perf_output_put(&handle, rec);
-	if (rec.chunk_len)
-		perf_output_copy(&handle, out->img->bytes + off, rec.chunk_len);
+	for (i = 0; delta && i < img->npieces; i++) {
+		perf_output_put(&handle, img->pieces[i]);
+		perf_output_copy(&handle, img->bytes + img->pieces[i].off,
+				 img->pieces[i].len);
+	}
+	if (!delta && rec.chunk_len)
+		perf_output_copy(&handle, img->bytes + off, rec.chunk_len);
 	if (pad)
 		perf_output_copy(&handle, &zero, pad);
 	perf_event__output_id_sample(event, &handle, &sample);
@@ -293,8 +387,12 @@ static void flowjit_output_event(struct perf_event *event, void *data)
 
 	if (!flowjit_event_wants(event, out->img))
 		return;
+	if (out->img->npieces && event->attr.flowjit_delta) {
+		flowjit_output_chunk(event, out, 0, true);
+		return;
+	}
 	do {
-		flowjit_output_chunk(event, out, off);
+		flowjit_output_chunk(event, out, off, false);
 		off += FLOWJIT_CHUNK_MAX;
 	} while (off < out->img->len && out->img->op == FLOWJIT_OP_IMAGE);
 }

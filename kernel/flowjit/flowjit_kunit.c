@@ -103,12 +103,101 @@ static void flowjit_record_names_object(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rec.base, 0U);
 }
 
+/* the blocks that changed, adjacent ones in one piece; the rest base's */
+static void flowjit_delta_carries_changed_blocks(struct kunit *test)
+{
+	struct flowjit_delta_piece p[FLOWJIT_DELTA_PIECES];
+	u8 *old = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *new = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u32 len = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	/* nothing changed: no delta */
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 0U);
+	/* one byte: its block; two blocks side by side: one piece */
+	new[100] = 1;
+	new[130] = 2;
+	new[150] = 3;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 2U);
+	KUNIT_EXPECT_EQ(test, p[0].off, 96);
+	KUNIT_EXPECT_EQ(test, p[0].len, 16);
+	KUNIT_EXPECT_EQ(test, p[1].off, 128);
+	KUNIT_EXPECT_EQ(test, p[1].len, 32);
+	KUNIT_EXPECT_EQ(test, len, 2 * sizeof(*p) + 48U);
+	/* the last block */
+	new[PAGE_SIZE - 1] = 4;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 3U);
+	KUNIT_EXPECT_EQ(test, p[2].off + p[2].len, PAGE_SIZE);
+}
+
+/* with update, the old bytes become the new, also when it does not pay */
+static void flowjit_delta_update_copies_changed_blocks(struct kunit *test)
+{
+	struct flowjit_delta_piece p[FLOWJIT_DELTA_PIECES];
+	u8 *old = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *new = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	unsigned int i;
+	u32 len = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	new[7] = 1;
+	new[2000] = 2;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, true), 2U);
+	KUNIT_EXPECT_EQ(test, memcmp(old, new, PAGE_SIZE), 0);
+	/* the next compare finds nothing */
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, true), 0U);
+	/* too many pieces: no delta, but all of it copied */
+	for (i = 0; i < PAGE_SIZE; i += 2 * FLOWJIT_DELTA_BLOCK)
+		new[i] = 3;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, true), 0U);
+	KUNIT_EXPECT_EQ(test, memcmp(old, new, PAGE_SIZE), 0);
+}
+
+/* a delta that would not pay is refused: the whole image goes */
+static void flowjit_delta_refuses_what_does_not_pay(struct kunit *test)
+{
+	struct flowjit_delta_piece p[FLOWJIT_DELTA_PIECES];
+	u8 *old = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *new = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	unsigned int i;
+	u32 len = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	/* one byte in every other block: more pieces than allowed */
+	for (i = 0; i <= FLOWJIT_DELTA_PIECES; i++)
+		new[i * 2 * FLOWJIT_DELTA_BLOCK] = 1;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 0U);
+	/* more than half the page */
+	memset(new, 0, PAGE_SIZE);
+	memset(new, 1, PAGE_SIZE / 2 + 1);
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 0U);
+	/* half of it in one piece is still one */
+	memset(new, 0, PAGE_SIZE);
+	memset(new, 1, PAGE_SIZE / 2 - 2 * FLOWJIT_DELTA_BLOCK);
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
+						   &len, false), 1U);
+}
+
 static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_csum_check_value),
 	KUNIT_CASE(flowjit_csum_driver_matches_tables),
 	KUNIT_CASE(flowjit_chunks_cover_image),
 	KUNIT_CASE(flowjit_retire_has_no_bytes),
 	KUNIT_CASE(flowjit_record_names_object),
+	KUNIT_CASE(flowjit_delta_carries_changed_blocks),
+	KUNIT_CASE(flowjit_delta_refuses_what_does_not_pay),
+	KUNIT_CASE(flowjit_delta_update_copies_changed_blocks),
 	{ }
 };
 

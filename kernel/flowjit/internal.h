@@ -9,7 +9,10 @@
 /*
  * One code object to report: FLOWJIT_OP_IMAGE carries @len bytes from
  * @bytes (kernel memory, stable while flowjit_emit() runs), split into
- * FLOWJIT_CHUNK_MAX sized records; FLOWJIT_OP_RETIRE carries none.
+ * FLOWJIT_CHUNK_MAX sized records; FLOWJIT_OP_RETIRE carries none. An
+ * image with @npieces goes as a FLOWJIT_OP_DELTA record against revision
+ * @base, the @pieces of @bytes (@delta_len bytes with their headers), to
+ * the events that asked for deltas (attr.flowjit_delta).
  */
 struct flowjit_image {
 	u8		kind;
@@ -26,6 +29,10 @@ struct flowjit_image {
 	u32		csum;
 	bool		has_owner;	/* BPF code: @owner loaded it */
 	kuid_t		owner;
+	const struct flowjit_delta_piece *pieces;
+	unsigned int	npieces;
+	u32		delta_len;
+	u32		base;
 };
 
 /* perf_event::flowjit_flags, set when the event is created */
@@ -34,6 +41,20 @@ struct flowjit_image {
 
 void flowjit_emit(const struct flowjit_image *img);
 bool flowjit_enabled(void);
+
+/*
+ * Deltas: whether an event asked for them, and a count that moves when a
+ * record could not be written (a reader may lack any base from before).
+ */
+bool flowjit_deltas_wanted(void);
+u32 flowjit_lost_gen(void);
+
+/* the pieces a delta cut in blocks of this size carries, at most */
+#define FLOWJIT_DELTA_BLOCK	16
+#define FLOWJIT_DELTA_PIECES	64
+unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
+				  struct flowjit_delta_piece *pieces,
+				  u32 *delta_len, bool update);
 
 /* exposed for the KUnit tests */
 void flowjit_csum_setup(void);

@@ -63,6 +63,15 @@
  * of its bytes (a W^X flip, a rewrite with the same bytes) is not
  * reported again. Direct mapped by address: a slot lost to another page
  * costs a duplicate record, never a missed one.
+ *
+ * While an event takes delta records, a slot also keeps a copy of the
+ * bytes of revision @rev, so that the next revision of the page can go
+ * as the blocks that changed. The copy is a base only if no record could
+ * be written since (@gen, flowjit_lost_gen()); a slot given to another
+ * page, a page that moved, fork and a new event empty the slot, so the
+ * page's next revision goes whole (as a delta against zeros, base 0,
+ * where that is shorter). At most FLOWJIT_SEEN_SLOTS pages an address
+ * space, charged to its memory cgroup, freed with it.
  */
 #define FLOWJIT_SEEN_BITS	9
 #define FLOWJIT_SEEN_SLOTS	BIT(FLOWJIT_SEEN_BITS)
@@ -70,6 +79,9 @@
 struct flowjit_seen {
 	unsigned long	page;		/* 0: empty */
 	u32		csum;		/* flowjit_csum() of its bytes */
+	u32		rev;		/* of @bytes; 0: no base */
+	u32		gen;		/* flowjit_lost_gen() of @rev */
+	u8		*bytes;		/* PAGE_SIZE, or NULL */
 };
 
 /*
@@ -289,22 +301,89 @@ static void flowjit_seen_forget(struct flowjit_mm *fm, unsigned long start,
 	spin_unlock(&fm->seen_lock);
 }
 
-/* Was the last snapshot of @page @csum? Remember @csum as the last. */
-static bool flowjit_seen_same(struct flowjit_mm *fm, unsigned long page,
-			      u32 csum)
+/*
+ * @img is to be recorded, its bytes the page's: make it a delta against
+ * the copy in @s if that is a base, else against zeros (base 0: a whole
+ * image without its zero blocks, which needs no base), and keep its
+ * bytes as the next base. Called under seen_lock, with the page
+ * read-only in every TLB. A pinned page's bytes may change under the
+ * copy: it goes whole, and is no base.
+ */
+static void flowjit_seen_keep(struct flowjit_seen *s,
+			      struct flowjit_image *img,
+			      struct flowjit_delta_piece *pieces)
+{
+	u32 gen = flowjit_lost_gen();
+	bool base;
+
+	img->pieces = pieces;
+	if (!flowjit_deltas_wanted() || (img->flags & FLOWJIT_F_PINNED)) {
+		s->rev = 0;
+		return;
+	}
+	base = s->rev && s->page == img->addr && s->gen == gen && s->bytes;
+	if (base) {
+		/* the copy becomes this revision as the blocks are compared */
+		img->npieces = flowjit_delta_pieces(s->bytes, img->bytes,
+						    PAGE_SIZE, pieces,
+						    &img->delta_len, true);
+		img->base = s->rev;
+		s->rev = img->revision;
+		s->gen = gen;
+		return;
+	}
+	img->npieces = flowjit_delta_pieces(page_address(ZERO_PAGE(0)),
+					    img->bytes, PAGE_SIZE, pieces,
+					    &img->delta_len, false);
+	s->rev = 0;
+	if (!s->bytes)
+		s->bytes = kmalloc(PAGE_SIZE, GFP_NOWAIT | __GFP_ACCOUNT |
+				   __GFP_NOWARN);
+	if (!s->bytes)
+		return;
+	copy_page(s->bytes, (void *)img->bytes);
+	s->rev = img->revision;
+	s->gen = gen;
+}
+
+/*
+ * Should @img, a snapshot of its page, be recorded (is it not the last
+ * snapshot's bytes, or pinned)? Remember it as the last, and give it
+ * its revision and, if it can be one, its delta.
+ */
+static bool flowjit_seen_record(struct flowjit_mm *fm,
+				struct flowjit_image *img,
+				struct flowjit_delta_piece *pieces)
 {
 	struct flowjit_seen *s;
-	bool same;
+	bool record;
 
-	if (!READ_ONCE(fm->seen))
-		return false;
+	if (!READ_ONCE(fm->seen)) {
+		img->revision = atomic64_inc_return(&fm->revision);
+		return true;
+	}
 	spin_lock(&fm->seen_lock);
-	s = &fm->seen[hash_long(page >> PAGE_SHIFT, FLOWJIT_SEEN_BITS)];
-	same = s->page == page && s->csum == csum;
-	s->page = page;
-	s->csum = csum;
+	s = &fm->seen[hash_long(img->addr >> PAGE_SHIFT, FLOWJIT_SEEN_BITS)];
+	record = s->page != img->addr || s->csum != img->csum || img->flags;
+	if (record) {
+		img->revision = atomic64_inc_return(&fm->revision);
+		flowjit_seen_keep(s, img, pieces);
+	}
+	s->page = img->addr;
+	s->csum = img->csum;
 	spin_unlock(&fm->seen_lock);
-	return same;
+	return record;
+}
+
+static void flowjit_seen_free(struct flowjit_mm *fm)
+{
+	unsigned int i;
+
+	if (!fm->seen)
+		return;
+	for (i = 0; i < FLOWJIT_SEEN_SLOTS; i++)
+		kfree(fm->seen[i].bytes);
+	kfree(fm->seen);
 }
 
 /*
@@ -732,15 +811,24 @@ static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u32 flags,
 static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 			     struct page *page, u64 ip)
 {
+	struct flowjit_delta_piece pieces[FLOWJIT_DELTA_PIECES];
 	bool pinned = folio_maybe_dma_pinned(page_folio(page));
 	void *kaddr = kmap_local_page(page);
-	u32 csum = flowjit_csum(kaddr, PAGE_SIZE);
+	struct flowjit_image img = {
+		.kind		= FLOWJIT_KIND_USER_JIT,
+		.op		= FLOWJIT_OP_IMAGE,
+		.flags		= pinned ? FLOWJIT_F_PINNED : 0,
+		.asid		= fm->asid,
+		.addr		= addr,
+		.len		= PAGE_SIZE,
+		.id		= ip,
+		.bytes		= kaddr,
+		.has_csum	= true,
+		.csum		= flowjit_csum(kaddr, PAGE_SIZE),
+	};
 
-	if (!flowjit_seen_same(fm, addr, csum) || pinned)
-		flowjit_user_emit(fm, FLOWJIT_OP_IMAGE,
-				  pinned ? FLOWJIT_F_PINNED : 0, addr,
-				  PAGE_SIZE, atomic64_inc_return(&fm->revision),
-				  kaddr, csum, ip);
+	if (flowjit_seen_record(fm, &img, pieces))
+		flowjit_emit(&img);
 	kunmap_local(kaddr);
 }
 
@@ -1081,7 +1169,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	if (atomic_read(&fm->users))
 		atomic_dec(&flowjit_tracked_mms);
 	mutex_unlock(&flowjit_trackers_lock);
-	kfree(fm->seen);	/* read by this mm's own faults only */
+	flowjit_seen_free(fm);	/* read by this mm's own faults only */
 	/* an alias walk may still read fm->users: see struct flowjit_mm */
 	kfree_rcu(fm, rcu);
 }
