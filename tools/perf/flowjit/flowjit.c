@@ -85,6 +85,30 @@ void *flowjit__swap(union perf_event *event)
 
 /* the reassembly behind perf_event__fprintf_flowjit() (zeroed: initialized) */
 static struct flowjit_reasm flowjit__print_reasm;
+/*
+ * and the user JIT revisions, so that a delta record is printed as the
+ * revision it makes of its base (NULL until the first; never freed, as
+ * the reassembly)
+ */
+static struct flowjit_store *flowjit__print_store;
+
+/*
+ * Give user JIT page record @chunk to the print store. Returns the
+ * revision it completed, or NULL (a delta without its base so far).
+ */
+static const struct flowjit_rev *flowjit__print_keep(const struct flowjit_chunk *chunk)
+{
+	const struct flowjit_rev *rev = NULL;
+
+	if (chunk->rec.kind != FLOWJIT_KIND_USER_JIT)
+		return NULL;
+	if (!flowjit__print_store)
+		flowjit__print_store = flowjit_store_alloc();
+	if (!flowjit__print_store ||
+	    flowjit_store_add_chunk(flowjit__print_store, chunk, 0, &rev))
+		return NULL;
+	return rev;
+}
 
 static size_t flowjit__fprintf_bytes(const struct flowjit_image *img, FILE *fp)
 {
@@ -149,11 +173,24 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 		ret += fprintf(fp, " old_bytes");
 	if (rec->flags & FLOWJIT_F_PINNED)
 		ret += fprintf(fp, " pinned");
-	if (rec->op == FLOWJIT_OP_DELTA)
-		return ret + fprintf(fp, " base %u pieces %u bytes csum %#010x\n",
-				     rec->base, rec->chunk_len, rec->csum);
+	if (rec->op == FLOWJIT_OP_DELTA) {
+		const struct flowjit_rev *rev = flowjit__print_keep(&chunk);
+
+		ret += fprintf(fp, " base %u pieces %u bytes csum %#010x",
+			       rec->base, rec->chunk_len, rec->csum);
+		if (!rev)
+			return ret + fprintf(fp, " no base (or BAD)\n");
+		ret += fprintf(fp, " ok\n");
+		if (flowjit__show_bytes) {
+			img.rec = *rec;
+			img.bytes = (u8 *)rev->bytes;
+			ret += flowjit__fprintf_bytes(&img, fp);
+		}
+		return ret;
+	}
 	if (rec->op != FLOWJIT_OP_IMAGE)
 		return ret + fprintf(fp, "\n");
+	flowjit__print_keep(&chunk);
 
 	ret += fprintf(fp, " chunk %u+%u csum %#010x", rec->chunk_off,
 		       rec->chunk_len, rec->csum);
