@@ -773,7 +773,7 @@ TEST(io_uring_fixed_buffer_snapshot_is_flagged_pinned)
 {
 	struct fj_set *set = calloc(1, sizeof(*set));
 	uint8_t code[6], imm[4];
-	struct uring u;
+	struct uring u = { 0 };
 	struct iovec iov;
 	struct fj_obj *o;
 	struct sb sb;
