@@ -234,24 +234,34 @@ void flowjit_record_init(struct flowjit_record *rec,
 	};
 }
 
-/* are the FLOWJIT_DELTA_BLOCK bytes at @a and @b the same? */
+/* the bytes a compare skips at once when all of them are the same */
+#define FLOWJIT_DELTA_GROUP	64
+
+/*
+ * Are the @blk bytes at @a and @b the same (@b NULL: zero)? Whole
+ * FLOWJIT_DELTA_BLOCKs and FLOWJIT_DELTA_GROUPs word by word.
+ */
 static bool flowjit_block_same(const u8 *a, const u8 *b, u32 blk)
 {
-	if (blk == 2 * sizeof(u64))
-		return !((get_unaligned((const u64 *)a) ^
-			  get_unaligned((const u64 *)b)) |
-			 (get_unaligned((const u64 *)a + 1) ^
-			  get_unaligned((const u64 *)b + 1)));
-	return !memcmp(a, b, blk);
+	u64 diff = 0;
+	u32 i;
+
+	if (blk % sizeof(u64))
+		return b ? !memcmp(a, b, blk) : !memchr_inv(a, 0, blk);
+	for (i = 0; i < blk; i += sizeof(u64))
+		diff |= get_unaligned((const u64 *)(a + i)) ^
+			(b ? get_unaligned((const u64 *)(b + i)) : 0);
+	return !diff;
 }
 
 /*
- * The blocks of @len bytes at @new that differ from @old, as delta
- * pieces, adjacent blocks in one piece. Returns how many, or 0 if there
- * are none or a delta would not pay (more than FLOWJIT_DELTA_PIECES, or
- * more than half of @len bytes): then the whole image goes. *@delta_len
- * is what the record carries, the pieces' headers included. With
- * @update, @old becomes @new (only the blocks that differ are copied).
+ * The blocks of @len bytes at @new that differ from @old (NULL: from
+ * zeros), as delta pieces, adjacent blocks in one piece. Returns how
+ * many, or 0 if there are none or a delta would not pay (more than
+ * FLOWJIT_DELTA_PIECES, or more than half of @len bytes): then the whole
+ * image goes. *@delta_len is what the record carries, the pieces'
+ * headers included. With @update, @old becomes @new (only the blocks
+ * that differ are copied).
  */
 unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
 				  struct flowjit_delta_piece *pieces,
@@ -262,9 +272,14 @@ unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
 
 	if (len > FLOWJIT_DELTA_LEN_MAX)
 		n = FLOWJIT_DELTA_PIECES + 1;
+	update = update && old;
 	for (off = 0; off < len; off += blk) {
+		blk = FLOWJIT_DELTA_GROUP;
+		if (!(off % blk) && len - off >= blk &&
+		    flowjit_block_same(new + off, old ? old + off : NULL, blk))
+			continue;
 		blk = min_t(u32, FLOWJIT_DELTA_BLOCK, len - off);
-		if (flowjit_block_same(old + off, new + off, blk))
+		if (flowjit_block_same(new + off, old ? old + off : NULL, blk))
 			continue;
 		if (update)
 			memcpy(old + off, new + off, blk);

@@ -132,6 +132,23 @@ static void flowjit_delta_carries_changed_blocks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old, new, PAGE_SIZE, p,
 						   &len, false), 3U);
 	KUNIT_EXPECT_EQ(test, p[2].off + p[2].len, PAGE_SIZE);
+	/* over zeros (no old bytes): the same pieces */
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(NULL, new, PAGE_SIZE, p,
+						   &len, true), 3U);
+	KUNIT_EXPECT_EQ(test, p[1].off, 128);
+	KUNIT_EXPECT_EQ(test, p[1].len, 32);
+	/* a length that is no multiple of a block: the last one is short */
+	new[90 + 997] = 5;
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old + 90, new + 90, 1000,
+						   p, &len, false), 3U);
+	KUNIT_EXPECT_EQ(test, p[0].off, 0);
+	KUNIT_EXPECT_EQ(test, p[1].off, 32);
+	KUNIT_EXPECT_EQ(test, p[1].len, 32);
+	KUNIT_EXPECT_EQ(test, p[2].off, 992);
+	KUNIT_EXPECT_EQ(test, p[2].len, 8);
+	/* one short block alone costs more than half of it: no delta */
+	KUNIT_EXPECT_EQ(test, flowjit_delta_pieces(old + 90, new + 90, 13, p,
+						   &len, false), 0U);
 }
 
 /* with update, the old bytes become the new, also when it does not pay */

@@ -65,13 +65,15 @@
  * costs a duplicate record, never a missed one.
  *
  * While an event takes delta records, a slot also keeps a copy of the
- * bytes of revision @rev, so that the next revision of the page can go
- * as the blocks that changed. The copy is a base only if no record could
- * be written since (@gen, flowjit_lost_gen()); a slot given to another
+ * bytes of revision @rev (as its pieces over zeros, while it is one), so
+ * that the next revision of the page can go as the blocks that changed.
+ * The copy is a base only if no record could be written since (@gen,
+ * flowjit_lost_gen()); a slot given to another
  * page, a page that moved, fork and a new event empty the slot, so the
  * page's next revision goes whole (as a delta against zeros, base 0,
- * where that is shorter). At most FLOWJIT_SEEN_SLOTS pages an address
- * space, charged to its memory cgroup, freed with it.
+ * where that is shorter). At most FLOWJIT_SEEN_SLOTS pages (and half a
+ * page of pieces each) an address space, charged to its memory cgroup,
+ * freed with it.
  */
 #define FLOWJIT_SEEN_BITS	9
 #define FLOWJIT_SEEN_SLOTS	BIT(FLOWJIT_SEEN_BITS)
@@ -79,9 +81,12 @@
 struct flowjit_seen {
 	unsigned long	page;		/* 0: empty */
 	u32		csum;		/* flowjit_csum() of its bytes */
-	u32		rev;		/* of @bytes; 0: no base */
+	u32		rev;		/* of the copy; 0: no base */
 	u32		gen;		/* flowjit_lost_gen() of @rev */
-	u8		*bytes;		/* PAGE_SIZE, or NULL */
+	u8		*bytes;		/* the copy: PAGE_SIZE, or NULL */
+	/* or, if @sparse_len, the copy as pieces over zeros */
+	u8		*sparse;
+	u32		sparse_len, sparse_size;
 };
 
 /*
@@ -301,6 +306,60 @@ static void flowjit_seen_forget(struct flowjit_mm *fm, unsigned long start,
 	spin_unlock(&fm->seen_lock);
 }
 
+#define FLOWJIT_GFP	(GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN)
+
+/*
+ * Keep a revision that went over zeros as what it was, its pieces and
+ * their bytes (far less than a page, for a JIT's fresh page): the copy
+ * of the page is only made if another revision comes.
+ */
+static bool flowjit_seen_sparse(struct flowjit_seen *s,
+				const struct flowjit_image *img)
+{
+	unsigned int i;
+	u8 *at;
+
+	if (img->delta_len > s->sparse_size) {
+		at = krealloc(s->sparse, img->delta_len, FLOWJIT_GFP);
+		if (!at)
+			return false;
+		s->sparse = at;
+		s->sparse_size = img->delta_len;
+	}
+	at = s->sparse;
+	for (i = 0; i < img->npieces; i++) {
+		memcpy(at, &img->pieces[i], sizeof(img->pieces[i]));
+		at += sizeof(img->pieces[i]);
+		memcpy(at, img->bytes + img->pieces[i].off, img->pieces[i].len);
+		at += img->pieces[i].len;
+	}
+	s->sparse_len = img->delta_len;
+	return true;
+}
+
+/* the copy of a revision kept sparse, made whole: false if out of memory */
+static bool flowjit_seen_dense(struct flowjit_seen *s)
+{
+	struct flowjit_delta_piece piece;
+	u32 at = 0;
+
+	if (!s->sparse_len)
+		return s->bytes;
+	if (!s->bytes)
+		s->bytes = kmalloc(PAGE_SIZE, FLOWJIT_GFP);
+	if (!s->bytes)
+		return false;
+	clear_page(s->bytes);
+	while (at < s->sparse_len) {
+		memcpy(&piece, s->sparse + at, sizeof(piece));
+		at += sizeof(piece);
+		memcpy(s->bytes + piece.off, s->sparse + at, piece.len);
+		at += piece.len;
+	}
+	s->sparse_len = 0;
+	return true;
+}
+
 /*
  * @img is to be recorded, its bytes the page's: make it a delta against
  * the copy in @s if that is a base, else against zeros (base 0: a whole
@@ -314,15 +373,14 @@ static void flowjit_seen_keep(struct flowjit_seen *s,
 			      struct flowjit_delta_piece *pieces)
 {
 	u32 gen = flowjit_lost_gen();
-	bool base;
 
 	img->pieces = pieces;
 	if (!flowjit_deltas_wanted() || (img->flags & FLOWJIT_F_PINNED)) {
 		s->rev = 0;
 		return;
 	}
-	base = s->rev && s->page == img->addr && s->gen == gen && s->bytes;
-	if (base) {
+	if (s->rev && s->page == img->addr && s->gen == gen &&
+	    flowjit_seen_dense(s)) {
 		/* the copy becomes this revision as the blocks are compared */
 		img->npieces = flowjit_delta_pieces(s->bytes, img->bytes,
 						    PAGE_SIZE, pieces,
@@ -332,16 +390,20 @@ static void flowjit_seen_keep(struct flowjit_seen *s,
 		s->gen = gen;
 		return;
 	}
-	img->npieces = flowjit_delta_pieces(page_address(ZERO_PAGE(0)),
-					    img->bytes, PAGE_SIZE, pieces,
-					    &img->delta_len, false);
+	img->npieces = flowjit_delta_pieces(NULL, img->bytes, PAGE_SIZE,
+					    pieces, &img->delta_len, false);
 	s->rev = 0;
-	if (!s->bytes)
-		s->bytes = kmalloc(PAGE_SIZE, GFP_NOWAIT | __GFP_ACCOUNT |
-				   __GFP_NOWARN);
-	if (!s->bytes)
-		return;
-	copy_page(s->bytes, (void *)img->bytes);
+	s->sparse_len = 0;
+	if (img->npieces) {
+		if (!flowjit_seen_sparse(s, img))
+			return;
+	} else {
+		if (!s->bytes)
+			s->bytes = kmalloc(PAGE_SIZE, FLOWJIT_GFP);
+		if (!s->bytes)
+			return;
+		copy_page(s->bytes, (void *)img->bytes);
+	}
 	s->rev = img->revision;
 	s->gen = gen;
 }
@@ -381,8 +443,10 @@ static void flowjit_seen_free(struct flowjit_mm *fm)
 
 	if (!fm->seen)
 		return;
-	for (i = 0; i < FLOWJIT_SEEN_SLOTS; i++)
+	for (i = 0; i < FLOWJIT_SEEN_SLOTS; i++) {
 		kfree(fm->seen[i].bytes);
+		kfree(fm->seen[i].sparse);
+	}
 	kfree(fm->seen);
 }
 
