@@ -204,13 +204,14 @@ fi
 perf inject --strip-flowjit -i /tmp/a.data -o /tmp/as.data 2> /tmp/inject.err
 if [ -s /tmp/as.data ] &&
    ! perf script -i /tmp/as.data --show-flowjit-events 2> /dev/null | grep -q FLOWJIT &&
-   ! perf evlist -v -i /tmp/as.data 2> /dev/null | grep -q 'flowjit: 1' &&
-   perf evlist -v -i /tmp/a.data 2> /dev/null | grep -q 'flowjit: 1'; then
-	ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit"
+   ! perf evlist -v -i /tmp/as.data 2> /dev/null | grep -qE 'flowjit(_delta)?: 1' &&
+   perf evlist -v -i /tmp/a.data 2> /dev/null | grep -q 'flowjit: 1' &&
+   perf evlist -v -i /tmp/a.data 2> /dev/null | grep -q 'flowjit_delta: 1'; then
+	ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit, attr.flowjit_delta"
 	export_file as.data /tmp/as.data
 else
 	show /tmp/inject.err 5
-	not_ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit"
+	not_ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit, attr.flowjit_delta"
 fi
 
 # 9. kernel.flowjit=0: a clear error, never a file without records
