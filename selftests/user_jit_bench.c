@@ -43,12 +43,16 @@
  *
  *   bytes_over_changed_sample, bytes_over_changed_luajit  not a cost:
  *                       code bytes recorded per revision of a user JIT
- *                       page minus the bytes that changed since the
+ *                       page (a whole image's page, a delta record's
+ *                       pieces) minus the bytes that changed since the
  *                       page's last revision (the first: since zeros),
  *                       over samples/ebpf-jit's rewrite scenario (--count
- *                       K) and over LuaJIT's hot loop (N iterations);
- *                       beside them the bytes a delta cut in blocks of
- *                       8..256 bytes would carry.
+ *                       K) and over LuaJIT's hot loop (N iterations),
+ *                       recorded with attr.flowjit_delta as perf record
+ *                       --flowjit does; beside them the header bytes a
+ *                       revision (the record's and the pieces'), and the
+ *                       bytes a delta cut in blocks of 8..256 bytes would
+ *                       carry.
  *
  *   user_jit_bench [fault ROUNDS PAGES] [workload ROUNDS SITES]
  *                  [luajit ROUNDS N] [split PAGES] [delta K N]
@@ -113,12 +117,20 @@ static const unsigned int delta_blocks[] = { 8, 16, 32, 64, 128, 256 };
 struct delta_stats {
 	struct delta_page {
 		uint64_t asid, addr;
+		uint32_t rev;		/* of @bytes */
 		uint8_t bytes[PAGE];
 	} *pages;
 	size_t npages;
-	unsigned long revs;
+	unsigned long revs, deltas, no_base;
 	uint64_t code, changed, headers;
 	uint64_t in_blocks[NBLOCKS];	/* bytes in changed blocks */
+	/* the records, put in time order once the run is over */
+	struct delta_rec {
+		uint64_t time, headers;
+		struct flowjit_record rec;
+		uint8_t *bytes;
+	} *recs;
+	size_t nrecs;
 };
 
 struct count {
@@ -126,29 +138,42 @@ struct count {
 	struct delta_stats *ds;		/* or NULL */
 };
 
-/* @bytes are the new revision of the page at (@asid, @addr) */
-static void delta_note(struct delta_stats *ds, uint64_t asid, uint64_t addr,
-		       const uint8_t *bytes, uint64_t headers)
+/* the page at (@asid, @addr), made (zero-filled) if new; NULL: no memory */
+static struct delta_page *delta_page(struct delta_stats *ds, uint64_t asid,
+				     uint64_t addr)
 {
-	struct delta_page *pg = NULL, *grown;
-	unsigned int g, i, k;
+	struct delta_page *grown;
 	size_t j;
 
-	for (j = 0; j < ds->npages && !pg; j++)
+	for (j = 0; j < ds->npages; j++)
 		if (ds->pages[j].asid == asid && ds->pages[j].addr == addr)
-			pg = &ds->pages[j];
-	if (!pg) {
-		grown = realloc(ds->pages, (ds->npages + 1) * sizeof(*pg));
-		if (!grown)
-			return;
-		ds->pages = grown;
-		pg = &ds->pages[ds->npages++];
-		memset(pg, 0, sizeof(*pg));
-		pg->asid = asid;
-		pg->addr = addr;
-	}
+			return &ds->pages[j];
+	grown = realloc(ds->pages, (ds->npages + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	ds->pages = grown;
+	grown += ds->npages++;
+	memset(grown, 0, sizeof(*grown));
+	grown->asid = asid;
+	grown->addr = addr;
+	return grown;
+}
+
+/*
+ * @bytes are revision @rev of the page at (@asid, @addr), recorded in
+ * @code bytes of code and @headers bytes of headers
+ */
+static void delta_note(struct delta_stats *ds, uint64_t asid, uint64_t addr,
+		       uint32_t rev, const uint8_t *bytes, uint64_t code,
+		       uint64_t headers)
+{
+	struct delta_page *pg = delta_page(ds, asid, addr);
+	unsigned int g, i, k;
+
+	if (!pg)
+		return;
 	ds->revs++;
-	ds->code += PAGE;
+	ds->code += code;
 	ds->headers += headers;
 	for (i = 0; i < PAGE; i++)
 		ds->changed += bytes[i] != pg->bytes[i];
@@ -159,6 +184,99 @@ static void delta_note(struct delta_stats *ds, uint64_t asid, uint64_t addr,
 				ds->in_blocks[k] += g;
 	}
 	memcpy(pg->bytes, bytes, PAGE);
+	pg->rev = rev;
+}
+
+/* a delta record @r: its revision from its base, the page's last one */
+static void delta_apply(struct delta_stats *ds, const struct delta_rec *r)
+{
+	struct delta_page *pg = delta_page(ds, r->rec.asid, r->rec.addr);
+	uint64_t code = 0, pieces = 0;
+	uint8_t bytes[PAGE];
+	uint32_t at = 0;
+
+	if (!pg || (r->rec.base && pg->rev != r->rec.base)) {
+		ds->no_base++;
+		return;
+	}
+	/* base 0: over zeros */
+	if (r->rec.base)
+		memcpy(bytes, pg->bytes, PAGE);
+	else
+		memset(bytes, 0, PAGE);
+	while (at + sizeof(struct flowjit_delta_piece) <= r->rec.chunk_len) {
+		struct flowjit_delta_piece p;
+
+		memcpy(&p, r->bytes + at, sizeof(p));
+		at += sizeof(p);
+		if (p.off + p.len > PAGE || at + p.len > r->rec.chunk_len)
+			break;
+		memcpy(bytes + p.off, r->bytes + at, p.len);
+		at += p.len;
+		code += p.len;
+		pieces += sizeof(p);
+	}
+	if (at != r->rec.chunk_len ||
+	    flowjit_csum(bytes, PAGE) != r->rec.csum) {
+		ds->no_base++;
+		return;
+	}
+	ds->deltas++;
+	delta_note(ds, r->rec.asid, r->rec.addr, r->rec.revision, bytes, code,
+		   r->headers + pieces);
+}
+
+static int delta_rec_cmp(const void *a, const void *b)
+{
+	const struct delta_rec *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* the revisions recorded, in time order (per-CPU rings are drained apart) */
+static void delta_replay(struct delta_stats *ds)
+{
+	size_t i;
+
+	qsort(ds->recs, ds->nrecs, sizeof(*ds->recs), delta_rec_cmp);
+	for (i = 0; i < ds->nrecs; i++) {
+		struct delta_rec *r = &ds->recs[i];
+
+		if (r->rec.op == FLOWJIT_OP_DELTA)
+			delta_apply(ds, r);
+		else
+			delta_note(ds, r->rec.asid, r->rec.addr,
+				   r->rec.revision, r->bytes, PAGE, r->headers);
+		free(r->bytes);
+	}
+	free(ds->recs);
+	ds->recs = NULL;
+	ds->nrecs = 0;
+}
+
+/* keep a user JIT page's whole image or delta record for delta_replay() */
+static void delta_keep(struct delta_stats *ds, const struct flowjit_chunk *ch,
+		       uint64_t time, uint64_t headers)
+{
+	struct delta_rec *grown, *r;
+
+	if (ch->rec.len != PAGE ||
+	    (ch->rec.op == FLOWJIT_OP_IMAGE && ch->rec.chunk_len != PAGE) ||
+	    (ch->rec.op != FLOWJIT_OP_IMAGE && ch->rec.op != FLOWJIT_OP_DELTA))
+		return;
+	grown = realloc(ds->recs, (ds->nrecs + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	ds->recs = grown;
+	r = &ds->recs[ds->nrecs];
+	r->bytes = malloc(ch->rec.chunk_len ? ch->rec.chunk_len : 1);
+	if (!r->bytes)
+		return;
+	memcpy(r->bytes, ch->bytes, ch->rec.chunk_len);
+	r->rec = ch->rec;
+	r->time = time;
+	r->headers = headers;
+	ds->nrecs++;
 }
 
 static void count_rec(const struct perf_event_header *hdr,
@@ -167,7 +285,6 @@ static void count_rec(const struct perf_event_header *hdr,
 	struct count *c = arg;
 	struct flowjit_chunk ch;
 
-	(void)id;
 	if (hdr->type != PERF_RECORD_FLOWJIT) {
 		c->other++;
 		return;
@@ -179,10 +296,8 @@ static void count_rec(const struct perf_event_header *hdr,
 		c->retires++;
 	else if (ch.rec.chunk_off == 0)
 		c->images++;
-	if (c->ds && ch.rec.op == FLOWJIT_OP_IMAGE && ch.rec.len == PAGE &&
-	    ch.rec.chunk_len == PAGE)
-		delta_note(c->ds, ch.rec.asid, ch.rec.addr, ch.bytes,
-			   hdr->size - ch.rec.chunk_len);
+	if (c->ds)
+		delta_keep(c->ds, &ch, id->time, hdr->size - ch.rec.chunk_len);
 }
 
 static uint64_t lost(struct sb *sb)
@@ -345,6 +460,7 @@ static int open_self(struct sb *sb)
 
 	sb_attr_init(&attr);
 	attr.flowjit = 1;
+	attr.flowjit_delta = 1;		/* as perf record --flowjit */
 	attr.exclude_kernel = 1;
 	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 2;
 	if (sb_open_task(sb, &attr, 0)) {
@@ -507,6 +623,7 @@ static double workload(char *const argv[], bool flowjit, struct count *c,
 	close(go[0]);
 	sb_attr_init(&attr);
 	attr.flowjit = flowjit;
+	attr.flowjit_delta = flowjit;	/* as perf record --flowjit */
 	attr.exclude_kernel = 1;
 	attr.inherit = 1;
 	attr.wakeup_watermark = SB_DATA_PAGES * PAGE / 16;
@@ -655,16 +772,19 @@ static int delta_run(const char *name, char *const argv[])
 	unsigned int k;
 	double n;
 
-	if (workload(argv, true, &c, &nlost) < 0 || nlost || !ds.revs) {
-		fprintf(stderr, "user_jit_bench: %s: %llu lost, %lu revisions\n",
-			name, (unsigned long long)nlost, ds.revs);
+	if (workload(argv, true, &c, &nlost) >= 0)
+		delta_replay(&ds);
+	if (nlost || !ds.revs || ds.no_base) {
+		fprintf(stderr, "user_jit_bench: %s: %llu lost, %lu revisions, %lu deltas without their base\n",
+			name, (unsigned long long)nlost, ds.revs, ds.no_base);
 		free(ds.pages);
 		return 1;
 	}
 	n = ds.revs;
-	printf("# delta %s: %lu revisions of %zu pages: %llu code bytes,",
-	       name, ds.revs, ds.npages, (unsigned long long)ds.code);
-	printf(" %llu changed (%.1f a revision), %.1f header bytes a record\n",
+	printf("# delta %s: %lu revisions of %zu pages (%lu as delta records): %llu code bytes,",
+	       name, ds.revs, ds.npages, ds.deltas,
+	       (unsigned long long)ds.code);
+	printf(" %llu changed (%.1f a revision), %.1f header bytes a revision\n",
 	       (unsigned long long)ds.changed, ds.changed / n, ds.headers / n);
 	printf("# delta %s: bytes a revision in changed blocks of", name);
 	for (k = 0; k < NBLOCKS; k++)
