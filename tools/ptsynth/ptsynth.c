@@ -380,9 +380,10 @@ static int timing_sideband(const struct cli *c, struct timing_ctx *tm)
 		fprintf(stderr, "ptsynth: sideband: exec fault image %lu replaced by a PERF_RECORD_LOST\n",
 			c->lose_image);
 	if (c->delta)
-		fprintf(stderr, "ptsynth: sideband: %llu user JIT images made deltas (%llu bytes of pieces)\n",
+		fprintf(stderr, "ptsynth: sideband: %llu user JIT images made deltas (%llu bytes of pieces), the first base exec fault image %llu\n",
 			(unsigned long long)sb->nr_deltas,
-			(unsigned long long)sb->delta_bytes);
+			(unsigned long long)sb->delta_bytes,
+			(unsigned long long)sb->first_base_image);
 	return 0;
 }
 

@@ -163,7 +163,9 @@ static int ps_sb_note_flowjit(struct ps_sb *sb,
 	sb->nr_flowjit++;
 	if (flowjit_chunk_parse(&c, h + 1, r->body_len - sizeof(*h), NULL))
 		return 0;
-	if (fr->kind != FLOWJIT_KIND_USER_JIT || fr->op != FLOWJIT_OP_IMAGE ||
+	/* a delta record (the kernel's, attr.flowjit_delta) is one too */
+	if (fr->kind != FLOWJIT_KIND_USER_JIT ||
+	    (fr->op != FLOWJIT_OP_IMAGE && fr->op != FLOWJIT_OP_DELTA) ||
 	    (fr->flags & FLOWJIT_F_EXISTING) || fr->chunk_off)
 		return 0;
 	sb->nr_images++;
@@ -177,8 +179,16 @@ static int ps_sb_note_flowjit(struct ps_sb *sb,
 struct ps_sb_page {
 	uint64_t asid, addr, len;
 	uint32_t revision;
+	uint64_t image;		/* the exec fault image of @revision */
 	uint8_t *bytes;
 };
+
+/* a delta is against @pg's revision: note its image as a base */
+static void ps_sb_note_base(struct ps_sb *sb, const struct ps_sb_page *pg)
+{
+	if (pg->image && (!sb->first_base_image || pg->image < sb->first_base_image))
+		sb->first_base_image = pg->image;
+}
 
 static struct ps_sb_page *ps_sb_page_of(struct ps_sb *sb, const struct flowjit_record *fr)
 {
@@ -237,6 +247,55 @@ static size_t ps_sb_pieces(const uint8_t *prev, const uint8_t *cur, uint32_t len
 }
 
 /*
+ * --delta: a delta record the kernel wrote (attr.flowjit_delta) stays as
+ * it is and counts; its page's bytes are its revision's from now on, for
+ * the images after it. Returns 0 or -ENOMEM.
+ */
+static int ps_sb_delta_in(struct ps_sb *sb, const struct perf_event_header *h,
+			  const struct ps_sb_rec *r, const struct flowjit_record *fr)
+{
+	const uint8_t *at = (const uint8_t *)(h + 1) + sizeof(*fr);
+	struct flowjit_delta_piece p;
+	struct ps_sb_page *pg;
+	uint32_t off = 0;
+
+	sb->nr_deltas++;
+	sb->delta_bytes += fr->chunk_len;
+	if (fr->len > FLOWJIT_DELTA_LEN_MAX ||
+	    r->body_len < sizeof(*h) + sizeof(*fr) + fr->chunk_len)
+		return 0;
+	pg = ps_sb_page_of(sb, fr);
+	if (!pg)
+		return -ENOMEM;
+	if (fr->base && pg->bytes && pg->len == fr->len && pg->revision == fr->base)
+		ps_sb_note_base(sb, pg);
+	if (!fr->base || !pg->bytes || pg->len != fr->len || pg->revision != fr->base) {
+		free(pg->bytes);
+		pg->bytes = calloc(1, fr->len);
+		if (!pg->bytes)
+			return -ENOMEM;
+		pg->len = fr->len;
+		if (fr->base) {
+			/* its base is not here: no later image goes against it */
+			free(pg->bytes);
+			pg->bytes = NULL;
+			return 0;
+		}
+	}
+	while (off + sizeof(p) <= fr->chunk_len) {
+		memcpy(&p, at + off, sizeof(p));
+		off += sizeof(p);
+		if (p.off + p.len > fr->len || off + p.len > fr->chunk_len)
+			break;
+		memcpy(pg->bytes + p.off, at + off, p.len);
+		off += p.len;
+	}
+	pg->revision = fr->revision;
+	pg->image = sb->nr_images;
+	return 0;
+}
+
+/*
  * --delta: if @r (its body in @h) is a user JIT page image of one chunk
  * whose page had an earlier revision in the sideband, make @r a delta
  * against it, as a kernel writing deltas would; the page's first, a
@@ -257,6 +316,8 @@ static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
 	if (r->body_len < sizeof(*h) + sizeof(fr))
 		return 0;
 	memcpy(&fr, h + 1, sizeof(fr));
+	if (fr.kind == FLOWJIT_KIND_USER_JIT && fr.op == FLOWJIT_OP_DELTA)
+		return ps_sb_delta_in(sb, h, r, &fr);
 	if (fr.kind != FLOWJIT_KIND_USER_JIT || fr.op != FLOWJIT_OP_IMAGE ||
 	    fr.chunk_off || fr.chunk_len != fr.len || fr.len > FLOWJIT_DELTA_LEN_MAX ||
 	    r->body_len < sizeof(*h) + sizeof(fr) + fr.len)
@@ -273,6 +334,8 @@ static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
 		n = ps_sb_pieces(pg->bytes, cur, fr.len, data + sizeof(*h) + sizeof(fr),
 				 FLOWJIT_CHUNK_MAX);
 		base = pg->revision;
+		if (n)
+			ps_sb_note_base(sb, pg);
 	} else {
 		/* no base: over zeros (base 0) if that is at most half of it */
 		uint8_t *zeros = calloc(1, fr.len);
@@ -294,6 +357,7 @@ static int ps_sb_deltify(struct ps_sb *sb, const struct perf_event_header *h,
 	memcpy(pg->bytes, cur, fr.len);
 	pg->len = fr.len;
 	pg->revision = fr.revision;
+	pg->image = sb->nr_images;
 	if (!n) {
 		free(data);
 		return 0;

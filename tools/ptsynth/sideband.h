@@ -42,6 +42,8 @@ struct ps_sb {
 	struct ps_sb_page *pages;
 	size_t nr_pages;
 	uint64_t nr_deltas, delta_bytes;
+	/* the first exec fault image a later delta is against (0: none) */
+	uint64_t first_base_image;
 };
 
 /*

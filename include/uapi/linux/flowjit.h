@@ -108,8 +108,7 @@ struct flowjit_record {
 	__u32	csum;		/* CRC-32C of the whole object's len bytes */
 	__u32	chunk_off;	/* where this record's bytes start in it */
 	__u32	chunk_len;	/* bytes in this record */
-	__u32	base;		/* FLOWJIT_OP_DELTA: the revision it changes
-				 * (0: zeros); else 0 */
+	__u32	base;		/* DELTA: the revision changed (0: zeros) */
 };
 
 /* A piece of a FLOWJIT_OP_DELTA record: @len bytes at @off follow it. */

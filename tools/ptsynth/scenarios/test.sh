@@ -80,7 +80,7 @@ health() {	# @1 health file, @2 field
 	sed -n "s/^$2: *\([0-9]*\).*/\1/p" "$1" | head -n 1
 }
 
-timeonly_bad=() timeonly_ok=() delta_runs=()
+timeonly_bad=() timeonly_ok=() delta_runs=() base_runs=()
 for n in "${names[@]}"; do
 	d=$S/$n
 	if [[ ! -s $d/perf.data || ! -s $d/gt ]]; then
@@ -229,20 +229,26 @@ for n in "${names[@]}"; do
 	# writing deltas would), adversarial timing: decoded exactly
 	if "$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
 		"${adv[@]}" --delta -o "$d/perf-delta.data" 2> "$d/synth-delta.err"; then
-		nd=$(sed -n 's/.* \([0-9]*\) user JIT images made deltas (\([0-9]*\) bytes.*/\1 \2/p' \
+		nd=$(sed -n 's/.* \([0-9]*\) user JIT images made deltas (\([0-9]*\) bytes.*image \([0-9]*\)$/\1 \2 \3/p' \
 		     "$d/synth-delta.err")
-		read -r ndelta dbytes <<< "${nd:-0 0}"
+		read -r ndelta dbytes dbase <<< "${nd:-0 0 0}"
 		"$ptreplay" decode -i "$d/perf-delta.data" --flow > "$d/delta.flow" 2> /dev/null
 		exact "$ndelta images as delta records ($dbytes bytes of pieces), adversarial timing: ptreplay decodes all $total instructions as executed" \
 		      $? "$d/delta.flow"
 		((ndelta)) && delta_runs+=("$n")
 		# 1f. a delta's base lost: its page has no code from the delta
-		# on (never the older bytes); ptreplay says so
-		if ((ndelta)); then
-			lost_check delta-lost "delta base (image 1) lost" --delta --lose-image 1
+		# on (never the older bytes); ptreplay says so. The image lost
+		# is the first a later delta is against; where every revision
+		# went whole (the kernel writes a page's first revision, and
+		# the first after it was freed, over zeros) there is none
+		if ((${dbase:-0})); then
+			lost_check delta-lost "delta base (image $dbase) lost" --delta --lose-image "$dbase"
 			dnb=$(sed -n 's/.*delta records: *[0-9]* (without base \([0-9]*\).*/\1/p' \
 			      "$d/delta-lost.health")
 			echo "# $n: delta base lost: ${dnb:-?} delta records without base"
+			base_runs+=("$n")
+		elif ((ndelta)); then
+			echo "# $n: no delta is against an earlier image (every revision went whole): no base to lose"
 		fi
 	else
 		sed 's/^/# /' "$d/synth-delta.err" | tail -n 3
@@ -304,4 +310,10 @@ if ((${#delta_runs[@]})); then
 	ok "corpus: delta records decoded in ${#delta_runs[@]} scenarios (${delta_runs[*]})"
 else
 	not_ok "corpus: delta records decoded in some scenario (no page was rewritten)"
+fi
+# and a lost base reported somewhere
+if ((${#base_runs[@]})); then
+	ok "corpus: a delta's lost base reported in ${#base_runs[@]} scenarios (${base_runs[*]})"
+else
+	not_ok "corpus: a delta's lost base reported in some scenario (no delta was against an earlier image)"
 fi
