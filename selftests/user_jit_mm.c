@@ -43,10 +43,13 @@
 #define REV_OFF(i)	(16 * (i))
 #define REV_VAL(i)	(3000 + (i))
 
+#define HPAGE		(2UL << 20)
+
 enum code_mode {
 	CODE_MPROTECT,		/* anonymous, RW while written, then RX */
 	CODE_RWX,		/* anonymous RWX, rewritten in place */
 	CODE_MEMFD,		/* memfd mapped RW at w and RX at x */
+	CODE_THP,		/* as CODE_MPROTECT, in a transparent huge page */
 };
 
 FIXTURE(mm) {
@@ -55,6 +58,7 @@ FIXTURE(mm) {
 	int fd;
 	uint8_t *w;		/* where the code is written */
 	uint8_t *x;		/* where it runs (w but for CODE_MEMFD) */
+	size_t size;		/* of the mappings */
 	uint8_t expect[NREVS][PAGE];
 };
 
@@ -74,6 +78,47 @@ FIXTURE_VARIANT_ADD(mm, memfd) {
 	.mode = CODE_MEMFD,
 };
 
+FIXTURE_VARIANT_ADD(mm, thp) {
+	.mode = CODE_THP,
+};
+
+/* kB of anonymous huge pages mapping @p, from /proc/self/smaps; -1: none */
+static long anon_huge_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long lo, hi;
+	char line[256];
+	long kb = -1;
+	bool in = false;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+		else if (in && !strncmp(line, "AnonHugePages:", 14))
+			kb = strtol(line + 14, NULL, 10);
+	}
+	fclose(f);
+	return kb;
+}
+
+/* an anonymous RW mapping of @size aligned to it, or MAP_FAILED */
+static void *map_aligned(size_t size)
+{
+	uint8_t *m = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (m == MAP_FAILED)
+		return m;
+	a = ((uintptr_t)m + size - 1) & ~(size - 1);
+	if (a > (uintptr_t)m)
+		munmap(m, a - (uintptr_t)m);
+	munmap((uint8_t *)a + size, (uintptr_t)m + size - a);
+	return (void *)a;
+}
+
 FIXTURE_SETUP(mm)
 {
 	int prot = PROT_READ | PROT_WRITE, err;
@@ -83,6 +128,18 @@ FIXTURE_SETUP(mm)
 	err = open_self(&self->sb);
 	ASSERT_EQ(0, err) TH_LOG("flowjit per-task event: %s", strerror(-err));
 	self->fd = -1;
+	self->size = variant->mode == CODE_THP ? HPAGE : NPAGES * PAGE;
+	if (variant->mode == CODE_THP) {
+		self->w = map_aligned(HPAGE);
+		ASSERT_NE(MAP_FAILED, self->w);
+		self->x = self->w;
+		if (madvise(self->w, HPAGE, MADV_HUGEPAGE))
+			SKIP(return, "no transparent huge pages (MADV_HUGEPAGE)");
+		self->w[0] = 0xc3;	/* the first touch maps the huge page */
+		if (anon_huge_kb(self->w) < 2048)
+			SKIP(return, "no huge page for the code (THP never, or memory)");
+		return;
+	}
 	if (variant->mode == CODE_MEMFD) {
 		self->fd = memfd_create("fj-mm", MFD_CLOEXEC);
 		ASSERT_LE(0, self->fd);
@@ -108,8 +165,8 @@ FIXTURE_TEARDOWN(mm)
 {
 	numa_tune(false);
 	if (self->x != self->w)
-		munmap(self->x, NPAGES * PAGE);
-	munmap(self->w, NPAGES * PAGE);
+		munmap(self->x, self->size);
+	munmap(self->w, self->size);
 	if (self->fd >= 0)
 		close(self->fd);
 	sb_close(&self->sb);
@@ -121,11 +178,13 @@ FIXTURE_TEARDOWN(mm)
 static int run_rev(struct _test_data_mm *self,
 		   const struct _fixture_variant_mm *variant, int i)
 {
-	if (variant->mode == CODE_MPROTECT)
-		mprotect(self->w, NPAGES * PAGE, PROT_READ | PROT_WRITE);
+	bool wx = variant->mode == CODE_MPROTECT || variant->mode == CODE_THP;
+
+	if (wx)
+		mprotect(self->w, self->size, PROT_READ | PROT_WRITE);
 	emit_ret_imm(self->w + REV_OFF(i), REV_VAL(i));
-	if (variant->mode == CODE_MPROTECT)
-		mprotect(self->w, NPAGES * PAGE, PROT_READ | PROT_EXEC);
+	if (wx)
+		mprotect(self->w, self->size, PROT_READ | PROT_EXEC);
 	memcpy(self->expect[i], self->w, PAGE);
 	return call(self->x + REV_OFF(i));
 }
@@ -266,11 +325,11 @@ static void page_out(struct __test_metadata *_metadata,
 		     const struct _fixture_variant_mm *variant)
 {
 	if (variant->mode == CODE_MEMFD)
-		ASSERT_EQ(0, munmap(self->w, NPAGES * PAGE));
-	ASSERT_EQ(0, madvise(self->x, NPAGES * PAGE, MADV_PAGEOUT));
+		ASSERT_EQ(0, munmap(self->w, self->size));
+	ASSERT_EQ(0, madvise(self->x, self->size, MADV_PAGEOUT));
 	EXPECT_FALSE(resident(self->x)) TH_LOG("the code page stayed in memory");
 	if (variant->mode == CODE_MEMFD)
-		ASSERT_EQ(self->w, mmap(self->w, NPAGES * PAGE,
+		ASSERT_EQ(self->w, mmap(self->w, self->size,
 					PROT_READ | PROT_WRITE,
 					MAP_SHARED | MAP_FIXED, self->fd, 0));
 }
@@ -551,6 +610,9 @@ TEST_F_TIMEOUT(mm, numa_hinting_fault_between_revisions, 300)
 		SKIP(return, "one NUMA node");
 	if (variant->mode == CODE_MEMFD)
 		SKIP(return, "shmem without a policy is not NUMA-scanned");
+	/* tracked THP code is PTE-mapped (__flowjit_split_huge_exec()) */
+	if (variant->mode == CODE_THP)
+		SKIP(return, "6.1's do_numa_page() migrates no PTE-mapped THP");
 	if (numa_tune(true))
 		SKIP(return, "no NUMA balancing");
 	revisions_around(_metadata, self, variant, numa_hint);
@@ -578,16 +640,16 @@ static void relock(struct __test_metadata *_metadata,
 		   struct _test_data_mm *self,
 		   const struct _fixture_variant_mm *variant)
 {
-	ASSERT_EQ(0, munlock(self->x, NPAGES * PAGE));
-	ASSERT_EQ(0, mlock(self->x, NPAGES * PAGE));
+	ASSERT_EQ(0, munlock(self->x, self->size));
+	ASSERT_EQ(0, mlock(self->x, self->size));
 }
 
 /* Locked code is rewritten and re-armed as any other. */
 TEST_F(mm, mlocked_code_between_revisions)
 {
-	ASSERT_EQ(0, mlock(self->x, NPAGES * PAGE));
+	ASSERT_EQ(0, mlock(self->x, self->size));
 	if (self->w != self->x)
-		ASSERT_EQ(0, mlock(self->w, NPAGES * PAGE));
+		ASSERT_EQ(0, mlock(self->w, self->size));
 	revisions_around(_metadata, self, variant, relock);
 }
 
