@@ -775,8 +775,9 @@ static int delta_run(const char *name, char *const argv[])
 	if (workload(argv, true, &c, &nlost) >= 0)
 		delta_replay(&ds);
 	if (nlost || !ds.revs || ds.no_base) {
-		fprintf(stderr, "user_jit_bench: %s: %llu lost, %lu revisions, %lu deltas without their base\n",
-			name, (unsigned long long)nlost, ds.revs, ds.no_base);
+		fprintf(stderr, "user_jit_bench: %s: %llu lost, %lu revisions, ",
+			name, (unsigned long long)nlost, ds.revs);
+		fprintf(stderr, "%lu deltas without their base\n", ds.no_base);
 		free(ds.pages);
 		return 1;
 	}

@@ -207,11 +207,13 @@ if [ -s /tmp/as.data ] &&
    ! perf evlist -v -i /tmp/as.data 2> /dev/null | grep -qE 'flowjit(_delta)?: 1' &&
    perf evlist -v -i /tmp/a.data 2> /dev/null | grep -q 'flowjit: 1' &&
    perf evlist -v -i /tmp/a.data 2> /dev/null | grep -q 'flowjit_delta: 1'; then
-	ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit, attr.flowjit_delta"
+	ok "inject_strip: perf inject --strip-flowjit drops the records" \
+	   "and attr.flowjit, attr.flowjit_delta"
 	export_file as.data /tmp/as.data
 else
 	show /tmp/inject.err 5
-	not_ok "inject_strip: perf inject --strip-flowjit drops the records and attr.flowjit, attr.flowjit_delta"
+	not_ok "inject_strip: perf inject --strip-flowjit drops the records" \
+	       "and attr.flowjit, attr.flowjit_delta"
 fi
 
 # 9. kernel.flowjit=0: a clear error, never a file without records
