@@ -68,6 +68,33 @@ static inline struct fj_obj *fj_obj_of(struct fj_set *set,
 }
 
 /*
+ * Put the pieces @pieces of delta record @rec over @bytes (rec->len, its
+ * base's): whether they were well formed and the result's CRC-32C holds.
+ * *@code (if not NULL) gets the bytes of code the pieces carried.
+ */
+static inline bool fj_apply_pieces(uint8_t *bytes,
+				   const struct flowjit_record *rec,
+				   const uint8_t *pieces, uint64_t *code)
+{
+	struct flowjit_delta_piece p;
+	uint32_t at = 0;
+
+	while (at + sizeof(p) <= rec->chunk_len) {
+		memcpy(&p, pieces + at, sizeof(p));
+		at += sizeof(p);
+		if (!p.len || p.off + p.len > rec->len ||
+		    at + p.len > rec->chunk_len)
+			return false;
+		memcpy(bytes + p.off, pieces + at, p.len);
+		at += p.len;
+		if (code)
+			*code += p.len;
+	}
+	return at == rec->chunk_len &&
+	       flowjit_csum(bytes, rec->len) == rec->csum;
+}
+
+/*
  * A delta record @c of object @o: its revision is its base's bytes (an
  * object of the set, put together already; zeros for base 0) with the
  * pieces, if the pieces are well formed and the result's CRC-32C holds.
@@ -77,7 +104,6 @@ static inline void fj_delta(struct fj_set *set, struct fj_obj *o,
 {
 	const struct flowjit_record *rec = &c->rec;
 	const struct fj_obj *b = NULL;
-	uint32_t at = 0;
 	int i;
 
 	for (i = 0; rec->base && i < set->nr; i++)
@@ -95,19 +121,7 @@ static inline void fj_delta(struct fj_set *set, struct fj_obj *o,
 		return;
 	if (b)
 		memcpy(o->bytes, b->bytes, rec->len);
-	while (at + sizeof(struct flowjit_delta_piece) <= rec->chunk_len) {
-		struct flowjit_delta_piece p;
-
-		memcpy(&p, c->bytes + at, sizeof(p));
-		at += sizeof(p);
-		if (!p.len || p.off + p.len > rec->len ||
-		    at + p.len > rec->chunk_len)
-			return;
-		memcpy(o->bytes + p.off, c->bytes + at, p.len);
-		at += p.len;
-	}
-	o->reassembled = at == rec->chunk_len &&
-			 flowjit_csum(o->bytes, rec->len) == rec->csum;
+	o->reassembled = fj_apply_pieces(o->bytes, rec, c->bytes, NULL);
 	o->next_off = rec->len;
 }
 

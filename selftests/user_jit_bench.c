@@ -191,9 +191,8 @@ static void delta_note(struct delta_stats *ds, uint64_t asid, uint64_t addr,
 static void delta_apply(struct delta_stats *ds, const struct delta_rec *r)
 {
 	struct delta_page *pg = delta_page(ds, r->rec.asid, r->rec.addr);
-	uint64_t code = 0, pieces = 0;
 	uint8_t bytes[PAGE];
-	uint32_t at = 0;
+	uint64_t code = 0;
 
 	if (!pg || (r->rec.base && pg->rev != r->rec.base)) {
 		ds->no_base++;
@@ -204,26 +203,14 @@ static void delta_apply(struct delta_stats *ds, const struct delta_rec *r)
 		memcpy(bytes, pg->bytes, PAGE);
 	else
 		memset(bytes, 0, PAGE);
-	while (at + sizeof(struct flowjit_delta_piece) <= r->rec.chunk_len) {
-		struct flowjit_delta_piece p;
-
-		memcpy(&p, r->bytes + at, sizeof(p));
-		at += sizeof(p);
-		if (p.off + p.len > PAGE || at + p.len > r->rec.chunk_len)
-			break;
-		memcpy(bytes + p.off, r->bytes + at, p.len);
-		at += p.len;
-		code += p.len;
-		pieces += sizeof(p);
-	}
-	if (at != r->rec.chunk_len ||
-	    flowjit_csum(bytes, PAGE) != r->rec.csum) {
+	if (!fj_apply_pieces(bytes, &r->rec, r->bytes, &code)) {
 		ds->no_base++;
 		return;
 	}
 	ds->deltas++;
+	/* the pieces' headers are what the code bytes leave */
 	delta_note(ds, r->rec.asid, r->rec.addr, r->rec.revision, bytes, code,
-		   r->headers + pieces);
+		   r->headers + r->rec.chunk_len - code);
 }
 
 static int delta_rec_cmp(const void *a, const void *b)

@@ -836,22 +836,15 @@ static void flowjit_exec_drop(struct mm_struct *mm)
 		kfree(t);
 }
 
-static void flowjit_user_emit(struct flowjit_mm *fm, u8 op, u32 flags,
-			      u64 addr, u64 len, u32 rev, const void *bytes,
-			      u32 csum, u64 ip)
+/* [@addr, @addr + @len) of @fm holds no code any more */
+static void flowjit_user_retire(struct flowjit_mm *fm, u64 addr, u64 len)
 {
 	struct flowjit_image img = {
 		.kind		= FLOWJIT_KIND_USER_JIT,
-		.op		= op,
-		.flags		= flags,
+		.op		= FLOWJIT_OP_RETIRE,
 		.asid		= fm->asid,
 		.addr		= addr,
 		.len		= len,
-		.id		= ip,
-		.revision	= rev,
-		.bytes		= bytes,
-		.has_csum	= !!bytes,
-		.csum		= csum,
 	};
 
 	flowjit_emit(&img);
@@ -1116,8 +1109,7 @@ void __flowjit_retire_range(struct vm_area_struct *vma, unsigned long start,
 	end = min(end, vma->vm_end);
 	flowjit_seen_forget(fm, start, end);
 	if (start < end)
-		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, start, end - start,
-				  0, NULL, 0, 0);
+		flowjit_user_retire(fm, start, end - start);
 }
 
 /* mremap() moved [old, old + len) of a tracked VMA into @vma at @new. */
@@ -1213,8 +1205,7 @@ void flowjit_task_exit(struct task_struct *tsk)
 	fm = READ_ONCE(mm->flowjit);
 	if (!flowjit_fm_tracked(fm) || xchg(&fm->retired, true))
 		return;
-	flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, 0, TASK_SIZE_MAX, 0, NULL,
-			  0, 0);
+	flowjit_user_retire(fm, 0, TASK_SIZE_MAX);
 }
 
 /* The address space is gone (exit, exec): retire all of it. */
@@ -1225,8 +1216,7 @@ void flowjit_mm_exit(struct mm_struct *mm)
 	if (!fm)
 		return;
 	if (flowjit_fm_tracked(fm) && !fm->retired)
-		flowjit_user_emit(fm, FLOWJIT_OP_RETIRE, 0, 0, TASK_SIZE_MAX, 0,
-				  NULL, 0, 0);
+		flowjit_user_retire(fm, 0, TASK_SIZE_MAX);
 	/* trackers still holding the mm read its state under the lock */
 	mutex_lock(&flowjit_trackers_lock);
 	WRITE_ONCE(mm->flowjit, NULL);

@@ -267,20 +267,20 @@ static int ps_sb_delta_in(struct ps_sb *sb, const struct perf_event_header *h,
 	pg = ps_sb_page_of(sb, fr);
 	if (!pg)
 		return -ENOMEM;
-	if (fr->base && pg->bytes && pg->len == fr->len && pg->revision == fr->base)
-		ps_sb_note_base(sb, pg);
-	if (!fr->base || !pg->bytes || pg->len != fr->len || pg->revision != fr->base) {
+	if (!fr->base) {
+		/* over zeros */
 		free(pg->bytes);
 		pg->bytes = calloc(1, fr->len);
 		if (!pg->bytes)
 			return -ENOMEM;
 		pg->len = fr->len;
-		if (fr->base) {
-			/* its base is not here: no later image goes against it */
-			free(pg->bytes);
-			pg->bytes = NULL;
-			return 0;
-		}
+	} else if (pg->bytes && pg->len == fr->len && pg->revision == fr->base) {
+		ps_sb_note_base(sb, pg);
+	} else {
+		/* its base is not here: no later image goes against it */
+		free(pg->bytes);
+		pg->bytes = NULL;
+		return 0;
 	}
 	while (off + sizeof(p) <= fr->chunk_len) {
 		memcpy(&p, at + off, sizeof(p));
