@@ -222,6 +222,13 @@ struct pr_qres {
 	char pready[PR_PIECES_AHEAD];
 	int split_done, abandoned;
 
+	/* Such a piece's bytes [@piece_at, @piece_end) of the queue, given
+	 * back (pr_qres_release()) by the queue once merged, from
+	 * @released on (@keep: the piece's decoder does not).
+	 */
+	size_t piece_at, piece_end, released;
+	int keep;
+
 	/* Instructions since the trace offset was last seen to move. */
 	uint64_t stuck, stuck_off;
 
