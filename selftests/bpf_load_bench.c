@@ -62,12 +62,16 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* records and bytes the rounds with an event received */
+static unsigned long nrec, nbytes;
+
 static void drop(const struct perf_event_header *hdr, const struct flowjit_sample_id *id,
 		 void *arg)
 {
-	(void)hdr;
 	(void)id;
 	(void)arg;
+	nrec++;
+	nbytes += hdr->size;
 }
 
 /*
@@ -127,6 +131,12 @@ int main(int argc, char **argv)
 			perror("perf_event_open(flowjit)");
 			return 1;
 		}
+		/*
+		 * As the round without: after the same wait and warm-up, not
+		 * after the other round, whose programs are freed (an RCU
+		 * callback, then a workqueue) while this one runs.
+		 */
+		settle(loads);
 		on[r] = time_loads(loads);
 		sb_drain(&sb, drop, NULL);	/* not timed */
 		sb_close(&sb);
@@ -140,6 +150,9 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++)
 		on[r] /= off[r];
 	printf("BENCH bpf_load_ratio %.3f ratio\n", median(on, rounds));
+	printf("# %.2f records (%.0f bytes) per load and close with the event\n",
+	       (double)nrec / (rounds * (loads + loads / 4 + 1)),
+	       (double)nbytes / (rounds * (loads + loads / 4 + 1)));
 	printf("# %d rounds of %d loads each, flowjit on/off alternating;"
 	       " ratio is the median of per-round ratios\n", rounds, loads);
 	return 0;

@@ -498,7 +498,80 @@ static uint64_t rel32_dest(uint64_t addr, const uint8_t *insn)
 	return addr + 5 + rel;
 }
 
-/* The XDP dispatcher: its image (text_poke_copy) names the program. */
+/* kernel records of @kind and @op that overlap [@addr, @addr + @len) */
+static int count_over(struct text_log *log, uint8_t kind, uint8_t op,
+		      uint64_t addr, uint64_t len)
+{
+	int i, n = 0;
+
+	for (i = 0; i < log->set.nr; i++) {
+		struct fj_obj *o = &log->set.obj[i];
+
+		if (o->rec.kind == kind && o->rec.op == op &&
+		    o->rec.asid == FLOWJIT_ASID_KERNEL &&
+		    o->rec.addr < addr + len && addr < o->rec.addr + o->rec.len)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A BPF program's image is recorded once, as the program's: not also as
+ * the text record of its copy into the bpf_prog_pack, nor of the int3
+ * that fills its space once it is freed (its retire record says that).
+ */
+TEST_F(kernel_text, bpf_image_recorded_once_as_the_program)
+{
+	struct text_log *log = self->log;
+	struct fj_obj *img;
+	uint64_t addr, len;
+	uint8_t *now;
+	int prog, i;
+
+	prog = load_prog(BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0, 0, NULL);
+	ASSERT_LE(0, prog);
+	addr = prog_addr(prog);
+	ASSERT_NE(0, addr);
+	text_collect(&self->sb, log);
+	img = find_kind(log, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_IMAGE, addr);
+	ASSERT_NE(NULL, img) TH_LOG("no image record of the program");
+	len = img->rec.len;
+	EXPECT_EQ(1, count_over(log, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_IMAGE,
+				addr, len));
+	EXPECT_EQ(0, count_over(log, FLOWJIT_KIND_TEXT_POKE, FLOWJIT_OP_IMAGE,
+				addr, len))
+		TH_LOG("the copy into the pack was recorded too");
+	now = malloc(len);
+	ASSERT_NE(NULL, now);
+	ASSERT_TRUE(fj_complete(img));
+	EXPECT_EQ(0, kcore_read(addr, now, len));
+	EXPECT_EQ(0, memcmp(now, img->bytes, len))
+		TH_LOG("the image record differs from the text");
+	free(now);
+	EXPECT_EQ(0, fj_lost(&self->sb));
+	text_reset(log);
+
+	/* freed from an RCU callback or a workqueue: wait for the retire */
+	close(prog);
+	for (i = 0; i < 50; i++) {
+		text_collect(&self->sb, log);
+		if (find_kind(log, FLOWJIT_KIND_BPF_PROG, FLOWJIT_OP_RETIRE,
+			      addr))
+			break;
+		settle(20);
+	}
+	EXPECT_NE(NULL, find_kind(log, FLOWJIT_KIND_BPF_PROG,
+				  FLOWJIT_OP_RETIRE, addr));
+	/* the pack space is freed after the retire record, by a worker */
+	settle(500);
+	text_collect(&self->sb, log);
+	EXPECT_EQ(0, count_over(log, FLOWJIT_KIND_TEXT_POKE, FLOWJIT_OP_IMAGE,
+				addr, len))
+		TH_LOG("the int3 over the freed image was recorded");
+	EXPECT_EQ(0, fj_lost(&self->sb));
+}
+
+/* The XDP dispatcher: its image (a text record) names the program. */
 TEST_F(kernel_text, xdp_dispatcher_image_matches_kcore)
 {
 	struct text_log *log = self->log;
@@ -548,7 +621,7 @@ TEST_F(kernel_text, xdp_dispatcher_image_matches_kcore)
 				into++;
 		}
 	}
-	EXPECT_LT(0, named) TH_LOG("no text_poke_copy record names the program");
+	EXPECT_LT(0, named) TH_LOG("no dispatcher image names the program");
 	EXPECT_LT(0, into) TH_LOG("no TEXT_POKE jumps into the dispatcher");
 	text_reset(log);
 

@@ -240,7 +240,7 @@ static inline void flowjit_bpf_event(struct bpf_prog *prog,
 void __flowjit_text_write(const void *addr, size_t len);
 void __flowjit_bpf_trampoline(const void *image, unsigned int len, u8 op);
 
-/* text_poke_copy() or text_poke_set() wrote [addr, addr + len) */
+/* the BPF dispatcher wrote its image [addr, addr + len) */
 static inline void flowjit_text_write(const void *addr, size_t len)
 {
 	if (static_branch_unlikely(&flowjit_active.key))

@@ -6,9 +6,10 @@
  * kprobes, optprobes, ftrace) and ftrace trampolines as
  * PERF_RECORD_TEXT_POKE. This file reports the rest as flowjit records:
  *
- * - text_poke_copy() and text_poke_set(): the bytes written into
- *   executable memory, as they are after the write (bpf_prog_pack
- *   copies and invalidation, the BPF dispatcher image);
+ * - the BPF dispatcher image, as it is once written into the pack (a
+ *   JIT image copied into the pack is the program's image record, and
+ *   pack space filled with int3 follows its retire record: neither
+ *   needs a text record of its own);
  * - BPF trampolines: the image once written and made read-only and
  *   executable, retired when it is freed;
  * - module text after relocation, alternatives, jump labels, static
@@ -50,7 +51,7 @@ static void flowjit_text_emit(u8 kind, u8 op, const void *addr, u64 len,
 	flowjit_emit(&img);
 }
 
-/* text_poke_copy() or text_poke_set() wrote [addr, addr + len) */
+/* the BPF dispatcher wrote its image [addr, addr + len) */
 void __flowjit_text_write(const void *addr, size_t len)
 {
 	flowjit_text_emit(FLOWJIT_KIND_TEXT_POKE, FLOWJIT_OP_IMAGE, addr, len,
