@@ -16,14 +16,21 @@
  * counting (one vCPU, idle time skipped to the next timer), where every
  * periodic tick lands in idle and /proc/stat's busy ticks read 0.
  *
- *   aux_drain_ratio: the cheapest way to a file (net CPU per MB) over
- *   write(); only write() and splice() are measured so far: O_DIRECT
- *   needs a block device, and the guest's files are tmpfs.
+ *   aux_drain_ratio: the cheapest way to storage (net CPU per MB) over
+ *   write(): to the disk if the guest has one (/dev/vda: write(),
+ *   splice() and O_DIRECT), else to the tmpfs file (write() and
+ *   splice(); tmpfs has no O_DIRECT in 6.1). aux_drain_tmpfs_ratio is
+ *   always the tmpfs file's.
  *
  *   file:  consumer -> a tmpfs file
  *   pipe:  consumer -> a pipe read (and dropped) by a child process
+ *   disk:  consumer -> the block device /dev/vda (written from its
+ *          start, wrapping at its end; no file system)
  *   write: poll(), write() from the AUX mmap, aux_tail update
- *   splice: poll(), splice() event fd -> pipe (-> file)
+ *   splice: poll(), splice() event fd -> pipe (-> file or disk)
+ *   direct: poll(), O_DIRECT write() of the whole pages from the AUX
+ *          mmap (the disk only; the last partial page through a bounce
+ *          page at the end): the device reads the AUX pages, no copy
  *
  * The guest kernel runs with lockdep: the bench sets
  * kernel.prove_locking=0, but lock tracking and the other debug options
@@ -36,7 +43,10 @@
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "aux_splice.h"
@@ -44,11 +54,26 @@
 #define AUX_PAGES	256		/* 1 MiB AUX area */
 #define PIPE_SIZE	(1024 * 1024)
 
-enum { M_WRITE, M_SPLICE, M_BASE };
-enum { D_FILE, D_PIPE };
+enum { M_WRITE, M_SPLICE, M_DIRECT, M_BASE };
+enum { D_FILE, D_PIPE, D_DISK };
+#define NMODES	3
+#define NDESTS	3
 
-static const char * const mname[] = { "write", "splice", "base" };
-static const char * const dname[] = { "file", "pipe" };
+static const char * const mname[] = { "write", "splice", "direct", "base" };
+static const char * const dname[] = { "file", "pipe", "disk" };
+
+/* the disk (D_DISK), its size, where the next write goes */
+static const char *disk;
+static uint64_t disk_size, disk_pos;
+static int disk_fd = -1;
+
+/* does mode @m go to dest @d? */
+static bool measured(int m, int d)
+{
+	if (d == D_DISK && !disk)
+		return false;
+	return m != M_DIRECT || d == D_DISK;
+}
 
 struct result {
 	double busy_s;		/* system-wide busy CPU seconds */
@@ -160,10 +185,20 @@ static pid_t start_sink(int *wfd)
 	return pid;
 }
 
+/* the disk's next @len bytes: from its start again at its end */
+static off_t disk_at(size_t len)
+{
+	if (disk_pos + len > disk_size)
+		disk_pos = 0;
+	disk_pos += len;
+	return disk_pos - len;
+}
+
 static int write_all(int fd, const char *p, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = fd == disk_fd ? pwrite(fd, p, len, disk_at(len)) :
+					    write(fd, p, len);
 
 		if (n <= 0)
 			return -1;
@@ -194,6 +229,53 @@ static uint64_t consume_write(struct ax_event *ev, int out)
 }
 
 /*
+ * O_DIRECT: the whole pages from the AUX mmap, straight to the device;
+ * what is left of a page waits for more data, or (@last) goes through a
+ * bounce page padded with zeros. Returns the bytes moved, 0 on error.
+ */
+static uint64_t consume_direct(struct ax_event *ev, int out, bool last)
+{
+	uint64_t tail = ax_aux_tail(ev), head = ax_aux_head(ev);
+	size_t page = ev->page_size;
+	uint64_t end = head & ~(uint64_t)(page - 1);
+	uint64_t moved = 0;
+
+	if (end < tail)
+		end = tail;
+	while (tail < end) {
+		size_t off = tail & (ev->aux_size - 1);
+		size_t len = end - tail;
+		ssize_t n;
+
+		if (len > ev->aux_size - off)
+			len = ev->aux_size - off;
+		n = pwrite(out, (char *)ev->aux + off, len, disk_at(len));
+		if (n != (ssize_t)len)
+			return 0;
+		tail += len;
+		moved += len;
+	}
+	if (last && head > tail) {
+		void *b;
+
+		if (posix_memalign(&b, page, page))
+			return 0;
+		memset(b, 0, page);
+		memcpy(b, (char *)ev->aux + (tail & (ev->aux_size - 1)),
+		       head - tail);
+		if (pwrite(out, b, page, disk_at(page)) != (ssize_t)page) {
+			free(b);
+			return 0;
+		}
+		free(b);
+		moved += head - tail;
+		tail = head;
+	}
+	__atomic_store_n(&ev->pg->aux_tail, tail, __ATOMIC_RELEASE);
+	return moved;
+}
+
+/*
  * splice(): by reference into @pipe_w; to a file through @pipe_r. @pos is
  * how much was spliced so far; like write(), it blocks on a full pipe.
  */
@@ -210,7 +292,10 @@ static uint64_t consume_splice(struct ax_event *ev, int out, int pipe_w,
 		moved += n;
 		left -= n;
 		while (pipe_r >= 0 && n > 0) {
-			m = splice(pipe_r, NULL, out, NULL, n, SPLICE_F_MOVE);
+			loff_t at = out == disk_fd ? disk_at(n) : 0;
+
+			m = splice(pipe_r, NULL, out, out == disk_fd ? &at : NULL,
+				   n, SPLICE_F_MOVE);
 			if (m <= 0)
 				return moved;
 			n -= m;
@@ -235,7 +320,13 @@ static int run(int mode, int dest, double mbps, double secs,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (dest == D_FILE) {
+	if (dest == D_DISK) {
+		out = open(disk, O_WRONLY | (mode == M_DIRECT ? O_DIRECT : 0));
+		if (out < 0)
+			return -errno;
+		disk_fd = out;
+		disk_pos = 0;
+	} else if (dest == D_FILE) {
 		out = open("/tmp/aux_bench.out", O_CREAT | O_TRUNC | O_WRONLY,
 			   0600);
 		if (out < 0)
@@ -246,7 +337,7 @@ static int run(int mode, int dest, double mbps, double secs,
 			return -EPIPE;
 	}
 	if (mode == M_SPLICE) {
-		if (dest == D_FILE) {
+		if (dest != D_PIPE) {
 			if (ax_pipe(p, PIPE_SIZE))
 				return -errno;
 			pr = p[0];
@@ -274,14 +365,20 @@ static int run(int mode, int dest, double mbps, double secs,
 		poll(&pfd, 1, 10);
 		if (mode == M_WRITE)
 			moved += consume_write(&ev, out);
+		else if (mode == M_DIRECT)
+			moved += consume_direct(&ev, out, false);
 		else
 			moved += consume_splice(&ev, out, pw, pr, moved);
 	}
 	ioctl(ev.fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (mode == M_WRITE)
 		moved += consume_write(&ev, out);
+	else if (mode == M_DIRECT)
+		moved += consume_direct(&ev, out, true);
 	else if (mode == M_SPLICE)
 		moved += consume_splice(&ev, out, pw, pr, moved);
+	if (dest == D_DISK)
+		fsync(out);	/* written back: the device's work counted */
 	if (nmeters)
 		res->busy_s = (now_s() - t0) * nmeters - (meters_s() - m0);
 	else
@@ -299,6 +396,7 @@ static int run(int mode, int dest, double mbps, double secs,
 	if (pw >= 0 && pw != out)
 		close(pw);
 	close(out);
+	disk_fd = -1;
 	memset(&ruc, 0, sizeof(ruc));
 	if (sink > 0)
 		wait4(sink, NULL, 0, &ruc);
@@ -328,8 +426,10 @@ int main(int argc, char **argv)
 	double mbps = argc > 1 + meter ? atof(argv[1 + meter]) : 32;
 	double secs = argc > 2 + meter ? atof(argv[2 + meter]) : 3;
 	int reps = argc > 3 + meter ? atoi(argv[3 + meter]) : 5;
-	double cpu[2][2][16], task[2][2][16], base[16], rates[] = { 16, 32, 64, 128, 256, 512, 0 };
-	double c[2][2], t[2][2];
+	double cpu[NMODES][NDESTS][16], task[NMODES][NDESTS][16], base[16];
+	double rates[] = { 16, 32, 64, 128, 256, 512, 0 };
+	double c[NMODES][NDESTS], t[NMODES][NDESTS];
+	struct stat st;
 	struct result r;
 	int m, d, i, k, err;
 
@@ -351,6 +451,16 @@ int main(int argc, char **argv)
 			printf("# kernel.prove_locking: not there\n");
 		}
 	}
+	if (!stat("/dev/vda", &st) && S_ISBLK(st.st_mode)) {
+		int fd = open("/dev/vda", O_RDONLY);
+
+		if (fd >= 0 && !ioctl(fd, BLKGETSIZE64, &disk_size) &&
+		    disk_size >= (64 << 20))
+			disk = "/dev/vda";
+		if (fd >= 0)
+			close(fd);
+	}
+	printf("# disk: %s\n", disk ? "/dev/vda" : "none (no O_DIRECT)");
 	if (meter) {
 		start_meters();
 		printf("# busy time: run time minus %d SCHED_IDLE spinners\n",
@@ -368,8 +478,10 @@ int main(int argc, char **argv)
 		base[i] = r.busy_s / r.mb * 1000;
 		printf("# rep %d base: %.2f CPU-s in %.1f s, %.1f MB generated\n",
 		       i, r.busy_s, secs, r.mb);
-		for (d = D_FILE; d <= D_PIPE; d++)
-			for (m = M_WRITE; m <= M_SPLICE; m++) {
+		for (d = 0; d < NDESTS; d++)
+			for (m = 0; m < NMODES; m++) {
+				if (!measured(m, d))
+					continue;
 				err = run(m, d, mbps, secs, &r);
 				if (err) {
 					printf("# %s to %s failed: %s\n", mname[m],
@@ -387,10 +499,12 @@ int main(int argc, char **argv)
 				task[m][d][i] = r.task_s / r.mb * 1000;
 			}
 	}
-	for (d = D_FILE; d <= D_PIPE; d++)
-		for (m = M_WRITE; m <= M_SPLICE; m++) {
+	for (d = 0; d < NDESTS; d++)
+		for (m = 0; m < NMODES; m++) {
 			double v[16];
 
+			if (!measured(m, d))
+				continue;
 			for (i = 0; i < reps; i++)
 				v[i] = cpu[m][d][i];
 			c[m][d] = median(v, reps);
@@ -422,19 +536,44 @@ int main(int argc, char **argv)
 			printf("BENCH aux_splice_pipe_cpu_ratio_net %.3f ratio\n",
 			       (c[M_SPLICE][D_PIPE] - b) /
 			       (c[M_WRITE][D_PIPE] - b));
-		/* to a file: the cheapest path measured over write() */
+		/* to storage: the cheapest path measured over write() */
 		if (c[M_WRITE][D_FILE] > b && c[M_SPLICE][D_FILE] > b)
+			printf("BENCH aux_drain_tmpfs_ratio %.3f ratio\n",
+			       c[M_SPLICE][D_FILE] < c[M_WRITE][D_FILE] ?
+			       (c[M_SPLICE][D_FILE] - b) /
+			       (c[M_WRITE][D_FILE] - b) : 1.0);
+		if (disk && c[M_WRITE][D_DISK] > b) {
+			int best = M_WRITE;
+
+			for (m = 0; m < NMODES; m++)
+				if (c[m][D_DISK] < c[best][D_DISK])
+					best = m;
+			printf("BENCH aux_drain_ratio %.3f ratio\n",
+			       c[best][D_DISK] > b ?
+			       (c[best][D_DISK] - b) /
+			       (c[M_WRITE][D_DISK] - b) : 0.0);
+			printf("# aux_drain: to the disk, %s() the cheapest\n",
+			       best == M_DIRECT ? "O_DIRECT write" : mname[best]);
+			if (c[M_DIRECT][D_DISK] > b)
+				printf("BENCH aux_direct_disk_cpu_ratio_net %.3f ratio\n",
+				       (c[M_DIRECT][D_DISK] - b) /
+				       (c[M_WRITE][D_DISK] - b));
+		} else if (c[M_WRITE][D_FILE] > b && c[M_SPLICE][D_FILE] > b) {
 			printf("BENCH aux_drain_ratio %.3f ratio\n",
 			       c[M_SPLICE][D_FILE] < c[M_WRITE][D_FILE] ?
 			       (c[M_SPLICE][D_FILE] - b) /
 			       (c[M_WRITE][D_FILE] - b) : 1.0);
+			printf("# aux_drain: to the tmpfs file (no disk)\n");
+		}
 	}
 	stop_meters();
 	/* the highest rate each way keeps up with, without loss */
-	for (d = D_FILE; d <= D_PIPE; d++)
-		for (m = M_WRITE; m <= M_SPLICE; m++) {
+	for (d = 0; d < NDESTS; d++)
+		for (m = 0; m < NMODES; m++) {
 			double best = 0, got = 0;
 
+			if (!measured(m, d))
+				continue;
 			for (k = 0; rates[k]; k++) {
 				err = run(m, d, rates[k], 1, &r);
 				if (err)
