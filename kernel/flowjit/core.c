@@ -237,21 +237,70 @@ void flowjit_record_init(struct flowjit_record *rec,
 /* the bytes a compare skips at once when all of them are the same */
 #define FLOWJIT_DELTA_GROUP	64
 
-/*
- * Are the @blk bytes at @a and @b the same (@b NULL: zero)? Whole
- * FLOWJIT_DELTA_BLOCKs and FLOWJIT_DELTA_GROUPs word by word.
- */
-static bool flowjit_block_same(const u8 *a, const u8 *b, u32 blk)
+static __always_inline u64 flowjit_word(const u8 *p, u32 i)
 {
-	u64 diff = 0;
-	u32 i;
+	return get_unaligned((const u64 *)(p + i));
+}
 
-	if (blk % sizeof(u64))
-		return b ? !memcmp(a, b, blk) : !memchr_inv(a, 0, blk);
-	for (i = 0; i < blk; i += sizeof(u64))
-		diff |= get_unaligned((const u64 *)(a + i)) ^
-			(b ? get_unaligned((const u64 *)(b + i)) : 0);
-	return !diff;
+/* the XOR of the words at @a and @b at @i (@b NULL: zero) */
+static __always_inline u64 flowjit_xw(const u8 *a, const u8 *b, u32 i)
+{
+	return flowjit_word(a, i) ^ (b ? flowjit_word(b, i) : 0);
+}
+
+/*
+ * Do the 16 bytes (two words) or the 64 bytes (eight) at @a differ from
+ * those at @b (@b NULL: from zero)? The OR of their XORs in one
+ * expression, without a loop: a compare of a page is the largest part
+ * of a tracked exec fault after the exception itself, and the loop the
+ * compiler made of it (-O2 does not unroll) took six instructions a
+ * word.
+ */
+static __always_inline u64 flowjit_diff16(const u8 *a, const u8 *b)
+{
+	return flowjit_xw(a, b, 0) | flowjit_xw(a, b, 8);
+}
+
+static __always_inline u64 flowjit_diff64(const u8 *a, const u8 *b)
+{
+	return flowjit_xw(a, b, 0) | flowjit_xw(a, b, 8) |
+	       flowjit_xw(a, b, 16) | flowjit_xw(a, b, 24) |
+	       flowjit_xw(a, b, 32) | flowjit_xw(a, b, 40) |
+	       flowjit_xw(a, b, 48) | flowjit_xw(a, b, 56);
+}
+
+/*
+ * Are the @blk bytes at @a and @b the same (@b NULL: zero)? A
+ * FLOWJIT_DELTA_BLOCK word by word, a shorter one byte by byte.
+ */
+static __always_inline bool flowjit_block_same(const u8 *a, const u8 *b,
+					       u32 blk)
+{
+	BUILD_BUG_ON(FLOWJIT_DELTA_GROUP != 64 || FLOWJIT_DELTA_BLOCK != 16);
+	if (blk == FLOWJIT_DELTA_BLOCK)
+		return b ? !flowjit_diff16(a, b) : !flowjit_diff16(a, NULL);
+	return b ? !memcmp(a, b, blk) : !memchr_inv(a, 0, blk);
+}
+
+/*
+ * The offset of the first FLOWJIT_DELTA_GROUP at or after @off (a
+ * multiple of it) where @new and @old (NULL: zero) differ, or after
+ * which less than a group is left: identical groups skipped in a loop
+ * of their own, about 13 instructions a group over zeros and 28 over a
+ * copy.
+ */
+static u32 flowjit_skip_same(const u8 *new, const u8 *old, u32 off, u32 len)
+{
+	if (!old) {
+		while (len - off >= FLOWJIT_DELTA_GROUP &&
+		       !flowjit_diff64(new + off, NULL))
+			off += FLOWJIT_DELTA_GROUP;
+		return off;
+	}
+	while (len - off >= FLOWJIT_DELTA_GROUP &&
+	       !flowjit_diff64(new + off, old + off))
+		off += FLOWJIT_DELTA_GROUP;
+	return off;
 }
 
 /*
@@ -274,10 +323,11 @@ unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
 		n = FLOWJIT_DELTA_PIECES + 1;
 	update = update && old;
 	for (off = 0; off < len; off += blk) {
-		blk = FLOWJIT_DELTA_GROUP;
-		if (!(off % blk) && len - off >= blk &&
-		    flowjit_block_same(new + off, old ? old + off : NULL, blk))
-			continue;
+		if (!(off % FLOWJIT_DELTA_GROUP)) {
+			off = flowjit_skip_same(new, old, off, len);
+			if (off >= len)
+				break;
+		}
 		blk = min_t(u32, FLOWJIT_DELTA_BLOCK, len - off);
 		if (flowjit_block_same(new + off, old ? old + off : NULL, blk))
 			continue;

@@ -206,6 +206,97 @@ static void flowjit_delta_refuses_what_does_not_pay(struct kunit *test)
 						   &len, false), 1U);
 }
 
+/*
+ * flowjit_delta_pieces() by the definition: 16-byte blocks compared byte
+ * by byte, adjacent ones in one piece; no delta if there are none, more
+ * than FLOWJIT_DELTA_PIECES or more than half of @len bytes with the
+ * pieces' headers.
+ */
+static unsigned int flowjit_delta_by_bytes(const u8 *old, const u8 *new,
+					   u32 len,
+					   struct flowjit_delta_piece *p,
+					   u32 *delta_len)
+{
+	unsigned int n = 0, i;
+	u32 off, blk, dlen = 0;
+	bool same;
+
+	for (off = 0; off < len; off += blk) {
+		blk = min_t(u32, FLOWJIT_DELTA_BLOCK, len - off);
+		same = true;
+		for (i = 0; i < blk; i++)
+			same &= new[off + i] == (old ? old[off + i] : 0);
+		if (same)
+			continue;
+		if (n && p[n - 1].off + p[n - 1].len == off) {
+			p[n - 1].len += blk;
+		} else {
+			if (n == FLOWJIT_DELTA_PIECES)
+				return 0;
+			p[n].off = off;
+			p[n].len = blk;
+			n++;
+			dlen += sizeof(*p);
+		}
+		dlen += blk;
+	}
+	if (dlen > len / 2)
+		return 0;
+	*delta_len = dlen;
+	return n;
+}
+
+/*
+ * The word-wise compare (64-byte groups skipped at once, 16-byte blocks)
+ * gives what the definition gives: random lengths, alignments of both
+ * buffers, a few bytes changed or many, over old bytes or zeros; and an
+ * update leaves the old bytes equal to the new.
+ */
+static void flowjit_delta_matches_byte_compare(struct kunit *test)
+{
+	struct flowjit_delta_piece p[FLOWJIT_DELTA_PIECES];
+	struct flowjit_delta_piece q[FLOWJIT_DELTA_PIECES];
+	u8 *obuf = kunit_kmalloc(test, PAGE_SIZE + 8, GFP_KERNEL);
+	u8 *nbuf = kunit_kmalloc(test, PAGE_SIZE + 8, GFP_KERNEL);
+	struct rnd_state rs;
+	unsigned int round;
+
+	KUNIT_ASSERT_NOT_NULL(test, obuf);
+	KUNIT_ASSERT_NOT_NULL(test, nbuf);
+	prandom_seed_state(&rs, 20261126);
+	for (round = 0; round < 2000; round++) {
+		u32 len = 1 + prandom_u32_state(&rs) % PAGE_SIZE;
+		u8 *old = obuf + prandom_u32_state(&rs) % 8;
+		u8 *new = nbuf + prandom_u32_state(&rs) % 8;
+		bool zero = !(round % 4);
+		u32 k = prandom_u32_state(&rs) % (round % 3 ? 8 : 200);
+		u32 dl = 0, rl = 0, i;
+		unsigned int n, r;
+
+		if (len > PAGE_SIZE)
+			len = PAGE_SIZE;
+		prandom_bytes_state(&rs, old, len);
+		memcpy(new, old, len);
+		if (zero)
+			memset(new, 0, len);
+		for (i = 0; i < k; i++)
+			new[prandom_u32_state(&rs) % len] ^=
+				1 + prandom_u32_state(&rs) % 255;
+		r = flowjit_delta_by_bytes(zero ? NULL : old, new, len, q, &rl);
+		n = flowjit_delta_pieces(zero ? NULL : old, new, len, p, &dl,
+					 !zero);
+		KUNIT_ASSERT_EQ_MSG(test, n, r, "round %u, %u bytes", round, len);
+		if (n)
+			KUNIT_ASSERT_EQ(test, dl, rl);
+		for (i = 0; i < n; i++) {
+			KUNIT_ASSERT_EQ(test, p[i].off, q[i].off);
+			KUNIT_ASSERT_EQ(test, p[i].len, q[i].len);
+		}
+		if (!zero)
+			KUNIT_ASSERT_EQ(test, memcmp(old, new, len), 0);
+	}
+}
+
 static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_csum_check_value),
 	KUNIT_CASE(flowjit_csum_driver_matches_tables),
@@ -215,6 +306,7 @@ static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_delta_carries_changed_blocks),
 	KUNIT_CASE(flowjit_delta_refuses_what_does_not_pay),
 	KUNIT_CASE(flowjit_delta_update_copies_changed_blocks),
+	KUNIT_CASE(flowjit_delta_matches_byte_compare),
 	{ }
 };
 
