@@ -1941,7 +1941,7 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	r->dec = NULL;
 	r->bdec = NULL;
 	r->image = NULL;
-	if (!r->keep)
+	if (!pr_qres_split(r))
 		pr_qres_release(r, at, end);
 	return ended;
 }
@@ -2079,9 +2079,8 @@ static void pr_qres_merge(struct pr_qres *r, struct pr_qres *p)
 
 /* Decode piece [@at, @end) of @r's queue on its own into a new result
  * (using the worker's images @rd and its buffer @buf of @cap bytes, for
- * a piece that spans AUXTRACE buffers: allocating one per piece cost a
- * page fault per 4 KiB of every piece).  Returns it, NULL if out of
- * memory.
+ * a piece that spans AUXTRACE buffers, kept from piece to piece).
+ * Returns it, NULL if out of memory.
  */
 static struct pr_qres *pr_qres_decode_alone(struct pr_qres *r,
 					    struct pr_rimage_dec *rd,
@@ -2100,9 +2099,7 @@ static struct pr_qres *pr_qres_decode_alone(struct pr_qres *r,
 	p->rd = rd;
 	p->pbuf = *buf;
 	p->pcap = *cap;
-	p->piece_at = at;
 	p->piece_end = end;
-	p->keep = 1;
 	pr_store_work = 0;
 	pr_qres_start(p);
 	p->ended = pr_qres_decode_piece(p, at, end, &reported);

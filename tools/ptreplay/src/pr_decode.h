@@ -222,12 +222,11 @@ struct pr_qres {
 	char pready[PR_PIECES_AHEAD];
 	int split_done, abandoned;
 
-	/* Such a piece's bytes [@piece_at, @piece_end) of the queue, given
-	 * back (pr_qres_release()) by the queue once merged, from
-	 * @released on (@keep: the piece's decoder does not).
+	/* Where such a piece ends in the queue; what the queue has given
+	 * back (pr_qres_release()) of the pieces merged: its pieces do not
+	 * give back their own.
 	 */
-	size_t piece_at, piece_end, released;
-	int keep;
+	size_t piece_end, released;
 
 	/* Instructions since the trace offset was last seen to move. */
 	uint64_t stuck, stuck_off;
