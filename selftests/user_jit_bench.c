@@ -519,6 +519,7 @@ static const char *const split_funcs[] = {
 	"handle_mm_fault", "flowjit_handle_exec_fault", "flowjit_csum",
 	"flowjit_emit", "perf_output_begin", "perf_output_copy",
 	"perf_output_end", "flush_tlb_mm_range", "flowjit_delta_pieces",
+	"flowjit_csum_sparse",
 };
 
 /*

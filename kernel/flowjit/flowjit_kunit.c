@@ -297,6 +297,56 @@ static void flowjit_delta_matches_byte_compare(struct kunit *test)
 	}
 }
 
+/*
+ * The CRC of a buffer that is zero outside some pieces, from the pieces
+ * alone (a multiplication a run of zeros), is the CRC of the buffer:
+ * random lengths (whole pages and runs of whole blocks, which take the
+ * table, and others), pieces of any length and place, or those a delta
+ * over zeros finds.
+ */
+static void flowjit_csum_sparse_matches_csum(struct kunit *test)
+{
+	struct flowjit_delta_piece p[FLOWJIT_DELTA_PIECES];
+	u8 *buf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct rnd_state rs;
+	unsigned int round;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	prandom_seed_state(&rs, 20261127);
+	for (round = 0; round < 1000; round++) {
+		u32 len = round % 2 ? PAGE_SIZE :
+			  1 + prandom_u32_state(&rs) % PAGE_SIZE;
+		unsigned int n = prandom_u32_state(&rs) % 5, i;
+		u32 at = 0, dl;
+
+		if (round % 4 == 2)
+			len = ALIGN(len, FLOWJIT_DELTA_BLOCK);
+		memset(buf, 0, len);
+		for (i = 0; i < n && at < len; i++) {
+			u32 gap = prandom_u32_state(&rs) % (len - at);
+			u32 plen;
+
+			if (at + gap >= len)
+				break;
+			plen = min(len - at - gap, 300U);
+			plen = 1 + prandom_u32_state(&rs) % plen;
+			p[i].off = at + gap;
+			p[i].len = plen;
+			prandom_bytes_state(&rs, buf + p[i].off, plen);
+			at = p[i].off + plen;
+		}
+		n = i;
+		if (round % 3 == 0) {
+			n = flowjit_delta_pieces(NULL, buf, len, p, &dl, false);
+			if (!n && memchr_inv(buf, 0, len))
+				continue;	/* no delta: not sparse */
+		}
+		KUNIT_ASSERT_EQ_MSG(test, flowjit_csum_sparse(buf, len, p, n),
+				    flowjit_csum(buf, len),
+				    "round %u, %u bytes, %u pieces", round, len, n);
+	}
+}
+
 static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_csum_check_value),
 	KUNIT_CASE(flowjit_csum_driver_matches_tables),
@@ -307,6 +357,7 @@ static struct kunit_case flowjit_record_cases[] = {
 	KUNIT_CASE(flowjit_delta_refuses_what_does_not_pay),
 	KUNIT_CASE(flowjit_delta_update_copies_changed_blocks),
 	KUNIT_CASE(flowjit_delta_matches_byte_compare),
+	KUNIT_CASE(flowjit_csum_sparse_matches_csum),
 	{ }
 };
 

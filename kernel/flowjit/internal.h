@@ -60,6 +60,9 @@ unsigned int flowjit_delta_pieces(u8 *old, const u8 *new, u32 len,
 void flowjit_csum_setup(void);
 const char *flowjit_csum_driver(void);
 u32 flowjit_csum(const void *bytes, size_t len);
+u32 flowjit_csum_sparse(const u8 *bytes, u32 len,
+			const struct flowjit_delta_piece *pieces,
+			unsigned int n);
 u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off);
 bool flowjit_tracks_all(void);
 void flowjit_record_init(struct flowjit_record *rec,

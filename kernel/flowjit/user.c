@@ -360,27 +360,47 @@ static bool flowjit_seen_dense(struct flowjit_seen *s)
 	return true;
 }
 
+/* how a revision goes: whole, as a delta over the copy, or over zeros */
+enum flowjit_seen_how {
+	FLOWJIT_SEEN_WHOLE,
+	FLOWJIT_SEEN_BASE,
+	FLOWJIT_SEEN_ZEROS,
+};
+
+/*
+ * Are deltas wanted for @img, and is the copy in @s a base for it (this
+ * page's, a revision, and kept since the last lost record: @gen)?
+ */
+static enum flowjit_seen_how flowjit_seen_how(const struct flowjit_seen *s,
+					      const struct flowjit_image *img,
+					      u32 gen)
+{
+	if (!flowjit_deltas_wanted() || (img->flags & FLOWJIT_F_PINNED))
+		return FLOWJIT_SEEN_WHOLE;
+	if (s->rev && s->page == img->addr && s->gen == gen)
+		return FLOWJIT_SEEN_BASE;
+	return FLOWJIT_SEEN_ZEROS;
+}
+
 /*
  * @img is to be recorded, its bytes the page's: make it a delta against
  * the copy in @s if that is a base, else against zeros (base 0: a whole
- * image without its zero blocks, which needs no base), and keep its
- * bytes as the next base. Called under seen_lock, with the page
- * read-only in every TLB. A pinned page's bytes may change under the
- * copy: it goes whole, and is no base.
+ * image without its zero blocks, which needs no base; its pieces are
+ * already found if that was @how), and keep its bytes as the next base.
+ * Called under seen_lock, with the page read-only in every TLB. A pinned
+ * page's bytes may change under the copy: it goes whole, and is no base.
  */
 static void flowjit_seen_keep(struct flowjit_seen *s,
 			      struct flowjit_image *img,
-			      struct flowjit_delta_piece *pieces)
+			      struct flowjit_delta_piece *pieces,
+			      u32 gen, enum flowjit_seen_how how)
 {
-	u32 gen = flowjit_lost_gen();
-
 	img->pieces = pieces;
-	if (!flowjit_deltas_wanted() || (img->flags & FLOWJIT_F_PINNED)) {
+	if (how == FLOWJIT_SEEN_WHOLE) {
 		s->rev = 0;
 		return;
 	}
-	if (s->rev && s->page == img->addr && s->gen == gen &&
-	    flowjit_seen_dense(s)) {
+	if (how == FLOWJIT_SEEN_BASE && flowjit_seen_dense(s)) {
 		/* the copy becomes this revision as the blocks are compared */
 		img->npieces = flowjit_delta_pieces(s->bytes, img->bytes,
 						    PAGE_SIZE, pieces,
@@ -390,8 +410,10 @@ static void flowjit_seen_keep(struct flowjit_seen *s,
 		s->gen = gen;
 		return;
 	}
-	img->npieces = flowjit_delta_pieces(NULL, img->bytes, PAGE_SIZE,
-					    pieces, &img->delta_len, false);
+	if (how != FLOWJIT_SEEN_ZEROS)
+		img->npieces = flowjit_delta_pieces(NULL, img->bytes,
+						    PAGE_SIZE, pieces,
+						    &img->delta_len, false);
 	s->rev = 0;
 	s->sparse_len = 0;
 	if (img->npieces) {
@@ -409,27 +431,52 @@ static void flowjit_seen_keep(struct flowjit_seen *s,
 }
 
 /*
+ * A delta over zeros of a few pieces: its CRC from their bytes (see
+ * flowjit_csum_sparse()); more cost more than one pass over the page.
+ */
+#define FLOWJIT_CSUM_SPARSE_PIECES	2
+
+/*
  * Should @img, a snapshot of its page, be recorded (is it not the last
- * snapshot's bytes, or pinned)? Remember it as the last, and give it
- * its revision and, if it can be one, its delta.
+ * snapshot's bytes, or pinned)? Remember it as the last, and give it its
+ * checksum, its revision and, if it can be one, its delta. A page that
+ * will go over zeros is compared first, so that its checksum can come
+ * from what is not zero.
  */
 static bool flowjit_seen_record(struct flowjit_mm *fm,
 				struct flowjit_image *img,
 				struct flowjit_delta_piece *pieces)
 {
+	enum flowjit_seen_how how;
 	struct flowjit_seen *s;
 	bool record;
+	u32 gen;
 
+	img->has_csum = true;
 	if (!READ_ONCE(fm->seen)) {
+		img->csum = flowjit_csum(img->bytes, PAGE_SIZE);
 		img->revision = atomic64_inc_return(&fm->revision);
 		return true;
 	}
 	spin_lock(&fm->seen_lock);
 	s = &fm->seen[hash_long(img->addr >> PAGE_SHIFT, FLOWJIT_SEEN_BITS)];
+	gen = flowjit_lost_gen();
+	how = flowjit_seen_how(s, img, gen);
+	if (how == FLOWJIT_SEEN_ZEROS)
+		img->npieces = flowjit_delta_pieces(NULL, img->bytes,
+						    PAGE_SIZE, pieces,
+						    &img->delta_len, false);
+	if (img->npieces && img->npieces <= FLOWJIT_CSUM_SPARSE_PIECES)
+		img->csum = flowjit_csum_sparse(img->bytes, PAGE_SIZE, pieces,
+						img->npieces);
+	else
+		img->csum = flowjit_csum(img->bytes, PAGE_SIZE);
 	record = s->page != img->addr || s->csum != img->csum || img->flags;
 	if (record) {
 		img->revision = atomic64_inc_return(&fm->revision);
-		flowjit_seen_keep(s, img, pieces);
+		flowjit_seen_keep(s, img, pieces, gen, how);
+	} else {
+		img->npieces = 0;
 	}
 	s->page = img->addr;
 	s->csum = img->csum;
@@ -880,8 +927,6 @@ static void flowjit_snapshot(struct flowjit_mm *fm, unsigned long addr,
 		.len		= PAGE_SIZE,
 		.id		= ip,
 		.bytes		= kaddr,
-		.has_csum	= true,
-		.csum		= flowjit_csum(kaddr, PAGE_SIZE),
 	};
 
 	if (flowjit_seen_record(fm, &img, pieces))
