@@ -18,8 +18,8 @@
 #include <linux/sched.h>
 #include <linux/security.h>
 #include <linux/sysctl.h>
-#include <asm/unaligned.h>
 
+#include "base.h"
 #include "internal.h"
 
 /*
@@ -361,7 +361,10 @@ void flowjit_record_init(struct flowjit_record *rec,
 
 static __always_inline u64 flowjit_word(const u8 *p, u32 i)
 {
-	return get_unaligned((const u64 *)(p + i));
+	u64 w;
+
+	memcpy(&w, p + i, sizeof(w));	/* one load, aligned or not */
+	return w;
 }
 
 /* the XOR of the words at @a and @b at @i (@b NULL: zero) */
@@ -562,11 +565,10 @@ static void flowjit_output_chunk(struct perf_event *event,
 	rec.pid = task_tgid_nr_ns(current, event->ns);
 	rec.tid = task_pid_nr_ns(current, event->ns);
 	pad = ALIGN(rec.chunk_len, sizeof(u64)) - rec.chunk_len;
-	header.type = PERF_RECORD_FLOWJIT;
-	header.misc = out->img->asid == FLOWJIT_ASID_KERNEL ?
-		      PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
-	header.size = sizeof(header) + sizeof(rec) + rec.chunk_len + pad;
-	perf_event_header__init_id(&header, &sample, event);
+	flowjit_header_init(&header, &sample, event, PERF_RECORD_FLOWJIT,
+			    img->asid == FLOWJIT_ASID_KERNEL ?
+			    PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+			    sizeof(header) + sizeof(rec) + rec.chunk_len + pad);
 
 	if (perf_output_begin(&handle, &sample, event, header.size)) {
 		atomic_inc(&flowjit_lost);
@@ -627,7 +629,7 @@ void flowjit_emit(const struct flowjit_image *img)
 static int __init flowjit_init(void)
 {
 	flowjit_crc_init();
-	register_sysctl_init("kernel", flowjit_sysctls);
+	flowjit_register_sysctls(flowjit_sysctls);
 	return 0;
 }
 late_initcall(flowjit_init);

@@ -10,6 +10,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
+#include "base.h"
 #include "internal.h"
 
 /* the check value of CRC-32C, the checksum the uapi header documents */
@@ -398,7 +399,7 @@ static void flowjit_refused_cpu_wide_event_tracks_nothing(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, cred);
 	cap_clear(cred->cap_effective);
 	old = override_creds(cred);
-	KUNIT_ASSERT_NE(test, perf_allow_cpu(&event->attr), 0);
+	KUNIT_ASSERT_NE(test, flowjit_perf_allow_cpu(event), 0);
 	flowjit_perf_event_account(event);
 	KUNIT_EXPECT_FALSE(test, flowjit_tracks_all());
 	revert_creds(old);
@@ -413,7 +414,7 @@ static void flowjit_allowed_cpu_wide_event_tracks_all(struct kunit *test)
 	struct perf_event *event = flowjit_cpu_wide_event(test);
 
 	KUNIT_ASSERT_FALSE(test, flowjit_tracks_all());
-	KUNIT_ASSERT_EQ(test, perf_allow_cpu(&event->attr), 0);
+	KUNIT_ASSERT_EQ(test, flowjit_perf_allow_cpu(event), 0);
 	flowjit_perf_event_account(event);
 	KUNIT_EXPECT_TRUE(test, flowjit_tracks_all());
 	flowjit_perf_event_detach(event);

@@ -26,6 +26,7 @@
 #include <linux/notifier.h>
 #include <linux/sched.h>
 
+#include "base.h"
 #include "internal.h"
 
 /* module text records: sub says which part */
@@ -61,22 +62,21 @@ void __flowjit_text_write(const void *addr, size_t len)
 /* a BPF trampoline image of @len bytes is executable, or is being freed */
 void __flowjit_bpf_trampoline(const void *image, unsigned int len, u8 op)
 {
-	flowjit_text_emit(FLOWJIT_KIND_BPF_TRAMPOLINE, op, image,
-			  op == FLOWJIT_OP_RETIRE ? PAGE_SIZE : len, 0, 1);
+	flowjit_text_emit(FLOWJIT_KIND_BPF_TRAMPOLINE, op, image, len, 0, 1);
 }
 
 #ifdef CONFIG_MODULES
 static void flowjit_module_part(struct module *mod, u8 op, u32 sub,
 				u32 revision)
 {
-	const struct module_layout *layout = sub == FLOWJIT_MODULE_INIT ?
-					     &mod->init_layout :
-					     &mod->core_layout;
+	unsigned int size;
+	void *text = flowjit_module_text(mod, sub == FLOWJIT_MODULE_INIT,
+					 &size);
 
-	if (!layout->base)
+	if (!text)
 		return;
-	flowjit_text_emit(FLOWJIT_KIND_MODULE_TEXT, op, layout->base,
-			  layout->text_size, sub, revision);
+	flowjit_text_emit(FLOWJIT_KIND_MODULE_TEXT, op, text, size, sub,
+			  revision);
 }
 
 /*

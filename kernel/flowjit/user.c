@@ -56,6 +56,7 @@
 #include <asm/tlb.h>
 #include <asm/tlbflush.h>
 
+#include "base.h"
 #include "internal.h"
 
 /*
@@ -234,25 +235,6 @@ pgprot_t __flowjit_vm_page_prot(struct vm_area_struct *vma, pgprot_t prot)
 }
 
 /*
- * The change_protection() flags that re-apply @vma's vm_page_prot to its
- * PTEs, as mprotect_fixup() computes them: dirty PTEs may keep or regain
- * write access only where the VMA allows writing (a private writable
- * VMA, or a shared one that wants write notification). A PTE of a
- * PROT_READ|PROT_EXEC VMA is dirty from the writes made before the
- * mprotect(): it must stay read-only.
- */
-static unsigned long flowjit_cp_flags(struct vm_area_struct *vma)
-{
-	bool try_writable;
-
-	if (vma->vm_flags & VM_SHARED)
-		try_writable = vma_wants_writenotify(vma, vma->vm_page_prot);
-	else
-		try_writable = vma->vm_flags & VM_WRITE;
-	return try_writable ? MM_CP_TRY_CHANGE_WRITABLE : 0;
-}
-
-/*
  * Give the VMAs of @mm flowjit tracks (with @armed_only, those it armed)
  * the protection vma_set_page_prot() computes now, PTEs included, as
  * mprotect() would: non-executable while @mm is tracked (arming), what
@@ -269,9 +251,9 @@ static void flowjit_reprotect_mm(struct mm_struct *mm, bool armed_only)
 		if (!flowjit_vma_trackable(vma) ||
 		    (armed_only && !flowjit_vma_armed(vma)))
 			continue;
+		flowjit_vma_start_write(vma);
 		vma_set_page_prot(vma);
-		change_protection(&tlb, vma, vma->vm_start, vma->vm_end,
-				  vma->vm_page_prot, flowjit_cp_flags(vma));
+		flowjit_reapply_prot(&tlb, vma, vma->vm_start, vma->vm_end);
 	}
 	tlb_finish_mmu(&tlb);
 }
@@ -748,7 +730,7 @@ static void flowjit_arm_all(void)
  */
 void flowjit_perf_event_account(struct perf_event *event)
 {
-	if (!flowjit_event_tracks_all(event) || perf_allow_cpu(&event->attr))
+	if (!flowjit_event_tracks_all(event) || flowjit_perf_allow_cpu(event))
 		return;
 	event->flowjit_flags |= FLOWJIT_EVENT_ALL_MM;
 	if (atomic_inc_return(&flowjit_all_users) == 1)
@@ -962,22 +944,28 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	struct mmu_notifier_range range;
 	pte_t entry, old;
 
+	/*
+	 * What may sleep comes first, with the PTE unmapped: a mapped PTE
+	 * holds rcu_read_lock() where page tables are freed by RCU (6.12).
+	 * The PTE is looked at again under its lock.
+	 */
+	pte_unmap(vmf->pte);
 	if (tracked) {
-		flowjit_seen_alloc(fm);	/* before the page table lock */
+		flowjit_seen_alloc(fm);
 		if (pte_write(vmf->orig_pte)) {
 			/* secondary MMUs (KVM, SVA) lose write access too */
-			mmu_notifier_range_init(&range,
-						MMU_NOTIFY_PROTECTION_PAGE, 0,
-						vma, mm, addr, addr + PAGE_SIZE);
+			flowjit_notifier_range_init(&range, vma, addr,
+						    addr + PAGE_SIZE);
 			mmu_notifier_invalidate_range_start(&range);
 			notify = true;
 		}
 	}
-	vmf->ptl = pte_lockptr(mm, vmf->pmd);
-	spin_lock(vmf->ptl);
+	vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address, &vmf->ptl);
+	if (!vmf->pte)
+		goto out;	/* the page table went: fault again */
 again:
 	entry = vmf->orig_pte;
-	if (unlikely(!pte_same(*vmf->pte, entry))) {
+	if (unlikely(!pte_same(ptep_get(vmf->pte), entry))) {
 		update_mmu_tlb(vma, vmf->address, vmf->pte);
 		goto unlock;
 	}
@@ -998,7 +986,7 @@ again:
 		pte_unmap_unlock(vmf->pte, vmf->ptl);
 		lock_page(page);
 		locked = page;
-		mapping = page_mapping(page);
+		mapping = folio_mapping(page_folio(page));
 		if (mapping && shmem_mapping(mapping) &&
 		    !test_bit(AS_FLOWJIT_CODE, &mapping->flags))
 			set_bit(AS_FLOWJIT_CODE, &mapping->flags);
@@ -1006,6 +994,8 @@ again:
 			set_page_dirty(page);	/* keep what the PTEs knew */
 		vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address,
 					       &vmf->ptl);
+		if (!vmf->pte)
+			goto out;	/* the page table went: fault again */
 		goto again;
 	}
 	if (tracked && page) {
@@ -1029,6 +1019,7 @@ again:
 	update_mmu_cache(vma, addr, vmf->pte);
 unlock:
 	pte_unmap_unlock(vmf->pte, vmf->ptl);
+out:
 	if (notify)
 		mmu_notifier_invalidate_range_end(&range);
 	if (locked) {
@@ -1060,7 +1051,7 @@ static pte_t flowjit_pte_mknx(pte_t pte)
  */
 void __flowjit_rearm_aliases(struct vm_area_struct *except, struct page *page)
 {
-	struct address_space *mapping = page_mapping(page);
+	struct address_space *mapping = folio_mapping(page_folio(page));
 	pgoff_t pgoff = page_to_pgoff(page);
 	struct vm_area_struct *vma;
 
@@ -1170,10 +1161,10 @@ void __flowjit_moved_range(struct vm_area_struct *vma, unsigned long new,
 	 * protection is computed again: it may have to be read-only now
 	 * (vma_wants_writenotify() for a file flowjit took code from).
 	 */
+	flowjit_vma_start_write(vma);
 	vma_set_page_prot(vma);
 	tlb_gather_mmu(&tlb, vma->vm_mm);
-	change_protection(&tlb, vma, new, new + len, vma->vm_page_prot,
-			  flowjit_cp_flags(vma));
+	flowjit_reapply_prot(&tlb, vma, new, new + len);
 	tlb_finish_mmu(&tlb);
 }
 
