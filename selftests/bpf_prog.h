@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -60,7 +61,7 @@ static inline int bpf_load_filter(const struct bpf_insn *insns, int cnt,
 	attr.insns = (uint64_t)(unsigned long)insns;
 	attr.insn_cnt = cnt;
 	attr.license = (uint64_t)(unsigned long)"GPL";
-	strncpy(attr.prog_name, name, sizeof(attr.prog_name) - 1);
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "%s", name);
 	fd = sys_bpf(BPF_PROG_LOAD, &attr);
 	return fd < 0 ? -errno : fd;
 }

@@ -132,6 +132,26 @@ static int kcore_read(uint64_t addr, void *buf, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * The patch site of the function or BPF program at @addr: its fentry
+ * call or nop, after the ENDBR64 a kernel with IBT (CONFIG_X86_KERNEL_IBT)
+ * begins it with, or the 4-byte nop the kernel seals an ENDBR64 no
+ * indirect call needs with at boot (gen_endbr_poison()). ftrace, kprobes
+ * on ftrace and BPF trampolines patch there.
+ */
+static uint64_t fentry_site(uint64_t addr)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t sealed[] = { 0x66, 0x0f, 0x1f, 0x00 };
+	uint8_t b[sizeof(endbr64)];
+
+	if (kcore_read(addr, b, sizeof(b)))
+		return addr;
+	if (!memcmp(b, endbr64, sizeof(b)) || !memcmp(b, sealed, sizeof(b)))
+		return addr + sizeof(b);
+	return addr;
+}
+
 /* one write of kernel text, from either record type */
 struct text_write {
 	uint64_t addr, len, time;
@@ -381,8 +401,8 @@ TEST_F(kernel_text, kprobe_event_matches_kcore)
 	ASSERT_TRUE(tracefs_mounted());
 	ASSERT_NE(0, func);
 	tracefs("kprobe_events", "");
-	/* offset 0 goes through ftrace: find the next instruction boundary */
-	for (off = 1; off < 32 && err; off++) {
+	/* the fentry site goes through ftrace: find the next instruction */
+	for (off = fentry_site(func) - func + 1; off < 32 && err; off++) {
 		snprintf(def, sizeof(def), "p:fjtext/fjkp kernel_clone+%d", off);
 		err = tracefs("kprobe_events", def);
 	}
@@ -418,6 +438,7 @@ TEST_F(kernel_text, function_tracer_one_function_matches_kcore)
 
 	ASSERT_TRUE(tracefs_mounted());
 	ASSERT_NE(0, func);
+	func = fentry_site(func);
 	ASSERT_EQ(0, tracefs("set_ftrace_filter", "kernel_clone"));
 	ASSERT_EQ(0, tracefs("current_tracer", "function"));
 	text_collect(&self->sb, log);
@@ -457,7 +478,7 @@ static int load_prog(int type, int attach, int target, uint32_t btf_id,
 		attr.func_info_rec_size = sizeof(struct bpf_func_info);
 		attr.func_info_cnt = 1;
 	}
-	strcpy(attr.prog_name, "fj_text");
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "fj_text");
 	fd = sys_bpf(BPF_PROG_LOAD, &attr);
 	return fd < 0 ? -errno : fd;
 }
@@ -685,7 +706,7 @@ TEST_F(kernel_text, bpf_trampoline_matches_kcore_and_retires)
 	ASSERT_LE(0, btf) TH_LOG("BTF_LOAD: %s", strerror(-btf));
 	target = load_prog(BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0, btf, &fi);
 	ASSERT_LE(0, target) TH_LOG("target: %s", strerror(-target));
-	taddr = prog_addr(target);
+	taddr = fentry_site(prog_addr(target));
 	fentry = load_prog(BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, target, 3,
 			   0, NULL);
 	ASSERT_LE(0, fentry) TH_LOG("fentry: %s", strerror(-fentry));

@@ -172,7 +172,7 @@ static int read_selected(const char *path, char *buf, size_t len)
 	if (!e || (size_t)(e - b) > len)
 		return -1;
 	*e = 0;
-	strcpy(buf, b + 1);
+	memcpy(buf, b + 1, e - b);	/* with the NUL */
 	return 0;
 }
 

@@ -70,7 +70,7 @@ static int load_and_close(void)
 	attr.insns = (__u64)(unsigned long)prog;
 	attr.insn_cnt = ARRAY_SIZE(prog);
 	attr.license = (__u64)(unsigned long)"GPL";
-	strcpy(attr.prog_name, "flowjit_demo");
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "flowjit_demo");
 	fd = sys_bpf(BPF_PROG_LOAD, &attr);
 	if (fd < 0) {
 		fprintf(stderr, "BPF_PROG_LOAD: %s\n", strerror(errno));

@@ -648,10 +648,10 @@ static void perms(const void *addr, char *out)
 	char line[512], p[8];
 	FILE *f = fopen("/proc/self/maps", "r");
 
-	strcpy(out, "none");
+	memcpy(out, "none", sizeof("none"));
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, p) == 3 && a >= lo && a < hi) {
-			strcpy(out, p);
+			memcpy(out, p, sizeof(p));
 			break;
 		}
 	if (f)

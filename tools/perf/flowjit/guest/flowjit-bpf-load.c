@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	ba.insns = (uintptr_t)insns;
 	ba.insn_cnt = ARRAY_SIZE(insns);
 	ba.license = (uintptr_t)"GPL";
-	strcpy(ba.prog_name, "flowjit_e2e");
+	snprintf(ba.prog_name, sizeof(ba.prog_name), "flowjit_e2e");
 	fd = sys_bpf(BPF_PROG_LOAD, &ba);
 	if (fd < 0) {
 		perror("BPF_PROG_LOAD");
