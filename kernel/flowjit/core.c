@@ -629,7 +629,8 @@ void flowjit_emit(const struct flowjit_image *img)
 static int __init flowjit_init(void)
 {
 	flowjit_crc_init();
-	flowjit_register_sysctls(flowjit_sysctls);
+	flowjit_register_sysctls(flowjit_sysctls,
+				 ARRAY_SIZE(flowjit_sysctls) - 1);
 	return 0;
 }
 late_initcall(flowjit_init);

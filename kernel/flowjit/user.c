@@ -960,8 +960,7 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 			notify = true;
 		}
 	}
-	vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address, &vmf->ptl);
-	if (!vmf->pte)
+	if (!flowjit_fault_relock(vmf))
 		goto out;	/* the page table went: fault again */
 again:
 	entry = vmf->orig_pte;

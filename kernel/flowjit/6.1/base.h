@@ -11,6 +11,7 @@
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
+#include <linux/sysctl.h>
 
 /* faults hold mmap_lock: the holder of it for write is alone */
 static inline void flowjit_vma_start_write(struct vm_area_struct *vma)
@@ -64,9 +65,24 @@ static inline void flowjit_header_init(struct perf_event_header *header,
 	perf_event_header__init_id(header, sample, event);
 }
 
-/* kernel.* sysctls of a table that ends in an empty entry */
-#define flowjit_register_sysctls(table)					\
-	register_sysctl_init("kernel", table)
+/*
+ * Map and lock vmf->pte again after what may sleep: false if its page
+ * table went meanwhile, which it cannot on 6.1 (the fault holds
+ * mmap_lock, which a collapse into a huge page takes for write).
+ */
+static inline bool flowjit_fault_relock(struct vm_fault *vmf)
+{
+	vmf->pte = pte_offset_map_lock(vmf->vma->vm_mm, vmf->pmd,
+				       vmf->address, &vmf->ptl);
+	return true;
+}
+
+/* kernel.* sysctls: @table ends in an empty entry after its @n */
+static inline void flowjit_register_sysctls(struct ctl_table *table,
+					    size_t n)
+{
+	register_sysctl_init("kernel", table);
+}
 
 #ifdef CONFIG_MODULES
 /* the core (@init false) or init text of @mod: its start and size */

@@ -12,6 +12,7 @@
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
+#include <linux/sysctl.h>
 
 /*
  * Before changing a VMA's vm_page_prot or its PTEs' protection under
@@ -55,12 +56,25 @@ static inline void flowjit_header_init(struct perf_event_header *header,
 }
 
 /*
- * kernel.* sysctls of a table that ends in an empty entry (which 6.1
- * needs): 6.12 takes the number of entries instead, and refuses an
- * entry without a name.
+ * Map and lock vmf->pte again after what may sleep: false if its page
+ * table went meanwhile (the fault holds no mmap_lock, only the VMA's).
  */
-#define flowjit_register_sysctls(table)					\
-	register_sysctl_sz("kernel", table, ARRAY_SIZE(table) - 1)
+static inline bool flowjit_fault_relock(struct vm_fault *vmf)
+{
+	vmf->pte = pte_offset_map_lock(vmf->vma->vm_mm, vmf->pmd,
+				       vmf->address, &vmf->ptl);
+	return vmf->pte;
+}
+
+/*
+ * kernel.* sysctls: the @n entries of @table before its empty last one
+ * (which 6.1 needs); 6.12 refuses an entry without a name.
+ */
+static inline void flowjit_register_sysctls(struct ctl_table *table,
+					    size_t n)
+{
+	register_sysctl_sz("kernel", table, n);
+}
 
 #ifdef CONFIG_MODULES
 /* the core (@init false) or init text of @mod: its start and size */
