@@ -56,6 +56,7 @@
 #include "util/symbol.h"
 #include "util/thread.h"
 #include "util/intel-pt-decoder/intel-pt-insn-decoder.h"
+#include "base.h"
 
 #define FJPT_HOWS	(FLOWJIT_TIE_LATE + 1)
 
@@ -609,20 +610,22 @@ static int flowjit_pt__name_user_code(struct flowjit_pt *fp, const struct flowji
 		return 0;
 	snprintf(name, sizeof(name), "jit:%u:%#llx", pid, (unsigned long long)rev->start);
 	/* named already (the name is the same for every revision there) */
+	addr_location__init(&al);
 	if (thread__find_map(thread, PERF_RECORD_MISC_USER, rev->start, &al) &&
-	    al.map->start == rev->start && al.map->end == rev->end && al.map->dso &&
-	    !strcmp(al.map->dso->long_name, name)) {
+	    map__start(al.map) == rev->start && map__end(al.map) == rev->end &&
+	    map__dso(al.map) && !strcmp(dso__long_name(map__dso(al.map)), name))
 		err = 0;
+	addr_location__exit(&al);
+	if (!err)
 		goto out;
-	}
 	dso = dso__new(name);
 	if (!dso)
 		goto out;
 	map = map__new2(rev->start, dso);
 	if (!map)
 		goto out_dso;
-	map->end = rev->end;
-	sym = symbol__new(map->map_ip(map, rev->start), rev->end - rev->start, 0, 0, name);
+	map__set_end(map, rev->end);
+	sym = symbol__new(map__map_ip(map, rev->start), rev->end - rev->start, 0, 0, name);
 	if (!sym)
 		goto out_map;
 	dso__insert_symbol(dso, sym);

@@ -212,7 +212,8 @@ size_t perf_event__fprintf_flowjit(union perf_event *event, struct machine *mach
 	return ret;
 }
 
-int perf_event__process_flowjit(struct perf_tool *tool __maybe_unused,
+int perf_event__process_flowjit(FLOWJIT_TOOL_CONST struct perf_tool *tool
+				__maybe_unused,
 				union perf_event *event,
 				struct perf_sample *sample __maybe_unused,
 				struct machine *machine)
@@ -267,7 +268,7 @@ int flowjit__open_strerror(struct evsel *evsel, int err, char *msg, size_t size)
 	}
 }
 
-int flowjit__synthesize_bpf_prog(struct perf_tool *tool,
+int flowjit__synthesize_bpf_prog(FLOWJIT_TOOL_CONST struct perf_tool *tool,
 				 perf_event__handler_t process,
 				 struct machine *machine,
 				 const struct bpf_prog_info *info)

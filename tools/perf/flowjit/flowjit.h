@@ -17,6 +17,9 @@
  */
 #include "../../lib/flowjit/libflowjit.h"
 
+/* what this perf spells differently from the other base's */
+#include "base.h"
+
 union perf_event;
 struct perf_sample;
 struct perf_tool;
@@ -59,7 +62,8 @@ extern bool flowjit__show_bytes;
 const char *flowjit__bpf_prog_name(struct perf_env *env, u64 id);
 
 /* default handler: prints the record under perf report -D */
-int perf_event__process_flowjit(struct perf_tool *tool, union perf_event *event,
+int perf_event__process_flowjit(FLOWJIT_TOOL_CONST struct perf_tool *tool,
+				union perf_event *event,
 				struct perf_sample *sample, struct machine *machine);
 
 /*
@@ -76,8 +80,9 @@ int flowjit__open_strerror(struct evsel *evsel, int err, char *msg, size_t size)
  * loaded eBPF program, from bpf_prog_info's jited_ksyms, jited_func_lens
  * and jited_prog_insns. Returns 0 or a negative error.
  */
-int flowjit__synthesize_bpf_prog(struct perf_tool *tool,
-				 int (*process)(struct perf_tool *tool,
+int flowjit__synthesize_bpf_prog(FLOWJIT_TOOL_CONST struct perf_tool *tool,
+				 int (*process)(FLOWJIT_TOOL_CONST
+						struct perf_tool *tool,
 						union perf_event *event,
 						struct perf_sample *sample,
 						struct machine *machine),

@@ -553,7 +553,8 @@ struct fjt_synth {
 
 static struct fjt_synth *fjt_synth;
 
-static int fjt_synth_process(struct perf_tool *tool __maybe_unused,
+static int fjt_synth_process(FLOWJIT_TOOL_CONST struct perf_tool *tool
+			     __maybe_unused,
 			     union perf_event *event,
 			     struct perf_sample *sample __maybe_unused,
 			     struct machine *machine __maybe_unused)
