@@ -991,9 +991,7 @@ again:
 			set_bit(AS_FLOWJIT_CODE, &mapping->flags);
 		if (folio_mkclean(page_folio(page)))
 			set_page_dirty(page);	/* keep what the PTEs knew */
-		vmf->pte = pte_offset_map_lock(mm, vmf->pmd, vmf->address,
-					       &vmf->ptl);
-		if (!vmf->pte)
+		if (!flowjit_fault_relock(vmf))
 			goto out;	/* the page table went: fault again */
 		goto again;
 	}
