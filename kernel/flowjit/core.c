@@ -233,8 +233,8 @@ static u32 flowjit_crc_mulx(u32 b)
 	return (b >> 1) ^ (FLOWJIT_CRC_POLY & -(b & 1));
 }
 
-/* @a * @b modulo the CRC-32C polynomial, a bit of @a at a time */
-static u32 flowjit_crc_mul_bits(u32 a, u32 b)
+/* @a * @b modulo the CRC-32C polynomial, a bit of @a at a time (tables) */
+static u32 __init flowjit_crc_mul_bits(u32 a, u32 b)
 {
 	u32 p = 0;
 	int i;
