@@ -4,7 +4,7 @@
 # what they need (Debian packages included) and skip what is built.
 
 .PHONY: all setup tree kernel guest check demo bench clean kscenario \
-	check-kernel check-guest check-perf check-scenarios check-tools
+	check-kernel check-guest check-perf check-scenarios check-tools check-base612
 
 all: guest
 
@@ -24,7 +24,7 @@ check: setup
 	@scripts/check
 
 # one part of make check (scripts/check lists them), with what it needs
-check-kernel check-guest check-perf check-scenarios check-tools: setup
+check-kernel check-guest check-perf check-scenarios check-tools check-base612: setup
 	@scripts/check $(@:check-%=%)
 
 # the kernel static-key decode scenario (tools/ptsynth/README.rst); needs

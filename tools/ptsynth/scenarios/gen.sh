@@ -7,6 +7,9 @@
 #
 #   gen.sh [NAME...]      default: every scenario of scenarios/list
 #   FLOWJIT_SCEN_DIR=DIR  write the corpus there instead of $B/scenarios
+#   FLOWJIT_BASE=6.12     the 6.12 series' kernel and guest image
+#                         ($B/linux-6.12, $B/initramfs-6.12*), into
+#                         $B/scenarios-6.12
 #
 # The guest runs each scenario (guest-run.sh); the host merges the real
 # perf --flowjit sideband with the PT trace synthesised from the ground
@@ -23,13 +26,19 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 B=${FLOWJIT_BUILD:-$top/build}
-# FLOWJIT_SCEN_DIR: another corpus directory (make demo's)
-S=${FLOWJIT_SCEN_DIR:-$B/scenarios}
 die() { echo "scenarios: $*" >&2; exit 1; }
+case ${FLOWJIT_BASE:-6.1} in
+6.1) sfx= ;;
+6.12) sfx=-6.12 ;;
+*) die "FLOWJIT_BASE is 6.1 or 6.12, not '$FLOWJIT_BASE'" ;;
+esac
+# FLOWJIT_SCEN_DIR: another corpus directory (make demo's)
+S=${FLOWJIT_SCEN_DIR:-$B/scenarios$sfx}
+kernel=$B/linux$sfx/arch/x86/boot/bzImage img=$B/initramfs$sfx
 
-[[ -f $B/linux/arch/x86/boot/bzImage && -f $B/initramfs.cpio.gz ]] ||
+[[ -f $kernel && -f $img.cpio.gz ]] ||
 	die "no flowjit kernel and guest image in $B (make guest)"
-[[ -d $B/initramfs/extra ]] || die "no perf in the guest image (scripts/perf-build; make guest)"
+[[ -d $img/extra ]] || die "no perf in the guest image (scripts/perf-build; make guest)"
 make -s -C "$here/.." ptsynth
 mkdir -p "$S"
 
@@ -57,20 +66,20 @@ while read -r lib; do
 	cp -L "$lib" "$p$lib"
 done
 (cd "$p" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 > "$S/payload.cpio.gz"
-cat "$B/initramfs.cpio.gz" "$S/payload.cpio.gz" > "$S/initramfs.cpio.gz"
+cat "$img.cpio.gz" "$S/payload.cpio.gz" > "$S/initramfs.cpio.gz"
 
 # the guest's files the sideband names
 rm -rf "$S/root"
 mkdir -p "$S/root/samples"
-cp "$B/initramfs/samples/ebpf-jit" "$S/root/samples/"
+cp "$img/samples/ebpf-jit" "$S/root/samples/"
 if grep -q ' /usr/bin/luajit ' "$list"; then
-	lj=$B/initramfs/usr/bin/luajit
+	lj=$img/usr/bin/luajit
 	[[ -x $lj ]] || die "no LuaJIT in the guest image (scripts/guest-luajit: apt-get install luajit)"
 	# the guest has them at the paths ldd gives here (scripts/guest-luajit)
 	for f in /usr/bin/luajit $(ldd "$lj" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
-		[[ -f $B/initramfs$f ]] || die "no $f in the guest image"
+		[[ -f $img$f ]] || die "no $f in the guest image"
 		mkdir -p "$S/root$(dirname "$f")"
-		cp "$B/initramfs$f" "$S/root$f"
+		cp "$img$f" "$S/root$f"
 	done
 fi
 
@@ -78,7 +87,7 @@ t0=$SECONDS
 # a boot under TCG on a loaded machine panics now and then in the timer
 # check ("IO-APIC + timer doesn't work"): boot again then
 for try in 1 2; do
-	"$top/scripts/run-guest" -t "${FLOWJIT_SCEN_TIMEOUT:-3000}" -i "$S/initramfs.cpio.gz" \
+	"$top/scripts/run-guest" -t "${FLOWJIT_SCEN_TIMEOUT:-3000}" -k "$kernel" -i "$S/initramfs.cpio.gz" \
 		-r /extra/scen/run -o "$S/guest" && break
 	grep -q "IO-APIC + timer doesn't work" "$S/guest/console.log" && ((try < 2)) ||
 		die "guest run failed (see $S/guest)"

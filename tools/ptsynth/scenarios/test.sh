@@ -9,11 +9,13 @@
 # a LuaJIT scenario's window must also leave the mcode by a trace exit.
 #
 #   test.sh [NAME...]      default: every scenario gen.sh made
+#   FLOWJIT_BASE=6.12      the corpus made on 6.12 ($B/scenarios-6.12)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 B=${FLOWJIT_BUILD:-$top/build}
 S=$B/scenarios
+[[ ${FLOWJIT_BASE:-6.1} == 6.1 ]] || S=$B/scenarios-$FLOWJIT_BASE
 ptsynth=$here/../ptsynth
 ptreplay=$top/tools/ptreplay/ptreplay
 
