@@ -386,6 +386,23 @@ n=sum(x!=y for x,y in zip(a["traceEvents"],b["traceEvents"]))
 print(n, "of", len(a["traceEvents"]))
 sys.exit(s(a)!=s(b))' "$@"
 	}
+	# a difference is kept for a look afterwards (the traces come from
+	# a fresh execution each run): the trace and both exports, in
+	# PTREPLAY_TEST_KEEP (default /tmp), and the first event that differs
+	keep_differ() {
+		local d=${PTREPLAY_TEST_KEEP:-/tmp}/ptreplay-differ-$1-$$
+		mkdir -p "$d" && cp "$tmp/$1.data" "$tmp/$2" "$tmp/$3" "$d/" &&
+			diag "kept in $d"
+		diag "$(python3 -c 'import json,sys
+a,b=(json.load(open(f))["traceEvents"] for f in sys.argv[1:])
+t=("ts",)
+for i,(x,y) in enumerate(zip(a,b)):
+    if {k:v for k,v in x.items() if k not in t}!={k:v for k,v in y.items() if k not in t}:
+        print("event", i, "of", len(a), "/", len(b), ":", x, "<>", y); break
+else:
+    print("events equal for", min(len(a),len(b)), "then", len(a), "/", len(b))' \
+			"$tmp/$2" "$tmp/$3" 2>&1 | head -c 2000)"
+	}
 	bad="" nexp=0 nts=""
 	for p in loop indirect signal threads threadscpu threadsirq loopcpu loopret loopovf; do
 		[[ -f $tmp/$p.folded ]] || continue
@@ -394,14 +411,20 @@ sys.exit(s(a)!=s(b))' "$@"
 			--folded "$tmp/$p.insn.folded"
 		unset PTREPLAY_DECODER
 		cmp -s "$tmp/$p.folded" "$tmp/$p.insn.folded" || bad+=" $p(folded)"
-		samev "$tmp/$p.json" "$tmp/$p.insn.json" > "$tmp/samev" || bad+=" $p(chrome)"
+		samev "$tmp/$p.json" "$tmp/$p.insn.json" > "$tmp/samev" || {
+			bad+=" $p(chrome)"
+			keep_differ "$p" "$p.json" "$p.insn.json"
+		}
 		nts+=" $p:$(cat "$tmp/samev")"
 		export PTREPLAY_PIECE=1
 		run decode -i "$tmp/$p.data" -j 2 --chrome-trace "$tmp/$p.pc.json" \
 			--folded "$tmp/$p.pc.folded"
 		unset PTREPLAY_PIECE
 		cmp -s "$tmp/$p.folded" "$tmp/$p.pc.folded" || bad+=" $p(pieces folded)"
-		samev "$tmp/$p.json" "$tmp/$p.pc.json" > /dev/null || bad+=" $p(pieces chrome)"
+		samev "$tmp/$p.json" "$tmp/$p.pc.json" > /dev/null || {
+			bad+=" $p(pieces chrome)"
+			keep_differ "$p" "$p.json" "$p.pc.json"
+		}
 		nexp=$((nexp + 1))
 	done
 	check "ptreplay decode --folded, --chrome-trace: the block decoder's equal the instruction flow decoder's (PTREPLAY_DECODER=insn; the same stacks, counts and events), and a piece per PSB's (-j 2) the whole trace's, on $nexp ptsynth traces" \
