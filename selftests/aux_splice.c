@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * splice() of perf AUX data (CONFIG_FLOWJIT_AUX_SPLICE), proved with the
+ * splice() of perf AUX data (CONFIG_PERF_AUX_SPLICE), proved with the
  * flowjit_aux test PMU (CONFIG_FLOWJIT_AUX_TEST), which writes sequence
  * numbered records: every byte arrives once and in order, aux_tail moves
  * only when the pipe released the pages, back-pressure gives reported and

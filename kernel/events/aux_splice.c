@@ -21,7 +21,7 @@
 #include <linux/splice.h>
 #include <linux/wait.h>
 
-#include "../events/internal.h"
+#include "internal.h"
 
 /* one per AUX buffer that splice() has claimed */
 struct aux_splice {
@@ -129,7 +129,7 @@ static struct aux_splice *aux_splice_claim(struct perf_buffer *rb)
 }
 
 /* from __rb_free_aux(): pipe buffers may outlive the AUX area */
-void flowjit_aux_splice_detach(struct perf_buffer *rb)
+void perf_aux_splice_detach(struct perf_buffer *rb)
 {
 	struct aux_splice *as = rb->aux_splice;
 
@@ -278,9 +278,9 @@ static bool aux_splice_ready(struct perf_event *event, unsigned long pos)
  * lock while it sleeps, so that the pipe's reader can release buffers,
  * and with them AUX space, meanwhile.
  */
-ssize_t flowjit_aux_splice_read(struct file *file, loff_t *ppos,
-				struct pipe_inode_info *pipe, size_t len,
-				unsigned int flags)
+ssize_t perf_aux_splice_read(struct file *file, loff_t *ppos,
+			     struct pipe_inode_info *pipe, size_t len,
+			     unsigned int flags)
 {
 	struct perf_event *event = file->private_data;
 	bool nonblock = (flags & SPLICE_F_NONBLOCK) ||
