@@ -219,21 +219,29 @@ static void guest_free(struct guest *g)
 
 /*
  * The attrs of the new file in @wa (g->pd.nattr + 1): the intel_pt attr
- * @pa (kernel only, the guest's sample_type, an id no guest attr has),
- * then the guest's with their ids.
+ * in @pa_buf (kernel only, the guest's sample_type, an id no guest attr
+ * has), then the guest's with their ids.
+ *
+ * Every attr of a perf.data has the file's attr size, and perf reads each
+ * by its size field: the intel_pt attr is written with the guest's size,
+ * which a newer perf makes larger than ours (6.12's 136 bytes, with
+ * config3), its bytes past ours zero.
  */
 static void merge_attrs(const struct ksynth_opts *o, const struct guest *g,
-			struct perf_event_attr *pa, struct pdata_wattr *wa)
+			uint64_t *pa_buf, struct pdata_wattr *wa)
 {
 	size_t asz = g->pd.attr_size - sizeof(struct pdata_section);
+	struct perf_event_attr pa;
 	size_t i, n = 1;
 
-	ps_perf_pt_attr(pa, o->pmu_type,
+	ps_perf_pt_attr(&pa, o->pmu_type,
 			ps_perf_pt_config(o->psb_period, false),
 			g->pd.attr[0].sample_type);
-	pa->size = asz < sizeof(*pa) ? asz : sizeof(*pa);
-	pa->exclude_user = 1;
-	wa[0] = (struct pdata_wattr){ pa, pa->size, g->ids, 1 };
+	pa.size = asz;
+	pa.exclude_user = 1;
+	memset(pa_buf, 0, asz);
+	memcpy(pa_buf, &pa, asz < sizeof(pa) ? asz : sizeof(pa));
+	wa[0] = (struct pdata_wattr){ pa_buf, asz, g->ids, 1 };
 	for (i = 0; i < g->pd.nattr; i++) {
 		wa[i + 1] = (struct pdata_wattr){ g->pd.attr[i].raw, asz,
 						  g->ids + n,
@@ -280,9 +288,9 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 		      const struct kstate *s)
 {
 	uint64_t info[PS_PERF_PT_INFO_WORDS + FILTER_STR_MAX / 8];
+	uint64_t pa[PDATA_MAX_ATTR_SIZE / sizeof(uint64_t)];
 	struct pdata_wattr wa[PDATA_MAX_ATTRS + 1];
 	struct pdata_auxtrace aux;
-	struct perf_event_attr pa;
 	struct pdata_writer w;
 	size_t info_size;
 	struct guest g;
@@ -296,7 +304,7 @@ static int write_perf(const struct ksynth_opts *o, const struct gt_trace *gt,
 	info_size = kpt_info(o, gt, info, ARRAY_SIZE(info));
 	if (!info_size)
 		goto out;
-	merge_attrs(o, &g, &pa, wa);
+	merge_attrs(o, &g, pa, wa);
 	pdata_auxtrace_init(&aux, s->buf.len, 1, 0, stream_tid(gt), -1);
 
 	f = fopen(o->out, "wb");

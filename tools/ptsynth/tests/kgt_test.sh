@@ -62,3 +62,50 @@ else
 	sed 's/^/# /' "$tmp/err"
 	echo "not ok - ptksynth gt: fails when the log lacks a printed mark"
 fi
+
+# ptksynth synth on the sideband of a perf newer than the one ptsynth is
+# built with: perf_event_attr of 136 bytes (6.12's, with config3). Every
+# attr of the file it writes, its own intel_pt attr too, must say the
+# file's attr size in its size field: perf reads each attr by that field
+# and the attr's ids right after it.
+python3 - "$tmp/sb136.data" <<'PY'
+import struct, sys
+ASZ = 136                                  # perf_event_attr, 6.12
+ST = 0x1 | 0x2 | 0x4 | 0x80 | 0x10000      # IP TID TIME CPU IDENTIFIER
+def attr(ident_off):
+    a = struct.pack('<IIQQQQQ', 1, ASZ, 9, 1, ST, 0, (1 << 9) | (1 << 18))
+    a += b'\0' * (ASZ - len(a))
+    return a + struct.pack('<QQ', ident_off, 8)
+hdr = 104
+attrs_off = hdr
+ids_off = attrs_off + 2 * (ASZ + 16)
+data_off = ids_off + 16
+comm = struct.pack('<II', 7, 7) + b'kscen\0\0\0'
+comm += struct.pack('<IIQII', 7, 7, 1500, 0, 0) + struct.pack('<Q', 1)
+rec = struct.pack('<IHH', 3, 0, 8 + len(comm)) + comm
+f = open(sys.argv[1], 'wb')
+f.write(b'PERFILE2' + struct.pack('<QQ', hdr, ASZ + 16))
+f.write(struct.pack('<QQQQQQ', attrs_off, 2 * (ASZ + 16), data_off, len(rec), 0, 0))
+f.write(b'\0' * 32)
+f.write(attr(ids_off) + attr(ids_off + 8))
+f.write(struct.pack('<QQ', 1, 2))
+f.write(rec)
+PY
+check_attrs() {
+	python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+asz, off, size = struct.unpack_from('<QQQ', b, 16)
+bad = [i for i in range(size // asz)
+       if struct.unpack_from('<I', b, off + i * asz + 4)[0] != asz - 16]
+print('attr size', asz - 16, 'attrs', size // asz, 'wrong size field', bad)
+sys.exit(1 if bad or size // asz != 3 else 0)
+PY
+}
+if "$pk" synth -g "$tmp/t.gt" -s "$tmp/sb136.data" -f "$f" -o "$tmp/k136.data" 2> "$tmp/err" &&
+   check_attrs "$tmp/k136.data" > "$tmp/attrs"; then
+	echo "ok - ptksynth synth: on a sideband with 136-byte attrs (6.12's perf), every attr it writes says 136 ($(cat "$tmp/attrs"))"
+else
+	sed 's/^/# /' "$tmp/err" "$tmp/attrs"
+	echo "not ok - ptksynth synth: on a sideband with 136-byte attrs (6.12's perf), every attr it writes says 136"
+fi
