@@ -781,6 +781,17 @@ static int ps_trace_loop(struct ps_tracer *t)
 				continue;
 			break;
 		}
+		/*
+		 * A stopped tracee may still be on its runqueue: woken by
+		 * its stop notice, we may have preempted it before its
+		 * schedule() (6.12 with lockdep preempts it in
+		 * sched_submit_work()), and our next ptrace() request would
+		 * then wait_task_inactive() for a whole tick. Let it get
+		 * off the CPU first: one syscall, where a tick at HZ=250
+		 * is 4 ms a step.
+		 */
+		if (WIFSTOPPED(status))
+			sched_yield();
 		th = ps_trace_find_thread(t, tid, true);
 		if (!th)
 			return -1;
