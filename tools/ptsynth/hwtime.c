@@ -89,6 +89,31 @@ static int ps_hw_anchor(struct ps_hwtime *t, uint64_t gt, uint64_t hw)
 	return 0;
 }
 
+/* The exec fault image of ground-truth TSC @gt is written at @hw. */
+static int ps_hw_pin(struct ps_hwtime *t, uint64_t gt, uint64_t hw)
+{
+	struct ps_hw_anchor *a;
+
+	if (t->nr_pin == t->cap_pin) {
+		size_t cap = t->cap_pin ? 2 * t->cap_pin : 64;
+
+		a = realloc(t->pin, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		t->pin = a;
+		t->cap_pin = cap;
+	}
+	t->pin[t->nr_pin++] = (struct ps_hw_anchor){ gt, hw };
+	return 0;
+}
+
+static int ps_hw_pin_cmp(const void *x, const void *y)
+{
+	const struct ps_hw_anchor *a = x, *b = y;
+
+	return a->gt < b->gt ? -1 : a->gt > b->gt;
+}
+
 /* The identity: every time the tracer's, events at their own times. */
 static void ps_hw_identity(struct ps_hwtime *t, const struct gt_trace *gt,
 			   struct ps_ev_list *ev)
@@ -142,7 +167,9 @@ static int ps_hw_events(struct ps_hw_walk *w, size_t r, uint64_t *x)
 		e->hw_start = w->h;
 		if (e->type == PS_EV_FAULT) {
 			err = ps_hw_anchor(w->t, e->gt_tsc,
-					   w->h + cost - w->c->fault_tail);
+					   w->h + cost - w->c->fault_tail) ?:
+			      ps_hw_pin(w->t, e->gt_tsc,
+					w->h + cost - w->c->fault_tail);
 			if (err)
 				return err;
 			if (e->gt_tsc > *x)
@@ -298,6 +325,8 @@ int ps_hwtime_build(struct ps_hwtime *t, const struct gt_trace *gt,
 	for (i = 0; i < gt->nr_recs; i++)
 		if (!ps_hw_timed_by_walk(gt->recs[i]->type))
 			t->hw[i] = ps_hwtime_map(t, gt->recs[i]->tsc);
+	if (t->nr_pin)
+		qsort(t->pin, t->nr_pin, sizeof(*t->pin), ps_hw_pin_cmp);
 	return 0;
 }
 
@@ -307,6 +336,7 @@ void ps_hwtime_free(struct ps_hwtime *t)
 	free(t->pre);
 	free(t->start);
 	free(t->a);
+	free(t->pin);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -384,8 +414,18 @@ uint64_t ps_perf_time_to_tsc(uint64_t perf_time, const struct gt_timeconv *tc)
 uint64_t ps_hwtime_perf(const struct ps_hwtime *t,
 			const struct gt_timeconv *tc, uint64_t perf_time)
 {
+	struct ps_hw_anchor key, *pin;
+
 	if (!perf_time || t->identity)
 		return perf_time;
-	return ps_perf_tsc_to_time(ps_hwtime_map(t,
-				   ps_perf_time_to_tsc(perf_time, tc)), tc);
+	key.gt = ps_perf_time_to_tsc(perf_time, tc);
+	/*
+	 * an exec fault's image: in its window even where f, interpolating
+	 * between anchors raised past the fault's TSC (another thread's
+	 * stop logged before it with a later TSC), would put it before the
+	 * fault began, where the thread still ran the old bytes
+	 */
+	pin = t->nr_pin ? bsearch(&key, t->pin, t->nr_pin, sizeof(*t->pin),
+				  ps_hw_pin_cmp) : NULL;
+	return ps_perf_tsc_to_time(pin ? pin->hw : ps_hwtime_map(t, key.gt), tc);
 }

@@ -71,6 +71,13 @@ struct ps_hwtime {
 	size_t nr;
 	struct ps_hw_anchor *a;
 	size_t nr_a, cap_a;
+	/*
+	 * Exec fault images, by their ground-truth TSC: each in its fault's
+	 * window, whatever f gives where anchors of interleaved threads
+	 * were raised (ps_hwtime_perf())
+	 */
+	struct ps_hw_anchor *pin;
+	size_t nr_pin, cap_pin;
 	uint64_t end;		/* after the last record */
 };
 

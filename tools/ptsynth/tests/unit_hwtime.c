@@ -156,6 +156,51 @@ static void two_threads(void)
 }
 
 /*
+ * A fault whose sideband time lies below an anchor of another thread
+ * logged before it: f puts it before the fault began (the anchors only
+ * go forward), the image's perf time still lands in the fault's window.
+ */
+static void fault_behind_other_thread(void)
+{
+	struct ps_ev_list ev = { 0 };
+	struct ps_synth_fault f;
+	const struct gt_timeconv *tc;
+	struct ps_hwtime t;
+	struct gtr b;
+	uint64_t ft, pt;
+	struct ps_ev *e;
+
+	memset(&b, 0, sizeof(b));
+	b.t.hdr.tc.time_shift = 31;
+	b.t.hdr.tc.time_mult = 894784853;
+	tc = &b.t.hdr.tc;
+	gtr_insn(&b, 100, 1000, 0x401000, nop, 1);	/* 0 */
+	gtr_insn(&b, 101, 50000, 0x402000, nop, 1);	/* 1 */
+	gtr_insn(&b, 100, 2000, 0x401001, nop, 1);	/* 2: its fetch faults */
+	gtr_insn(&b, 100, 60000, 0x401002, nop, 1);	/* 3 */
+	/* the image's perf time, between thread 100's stops 1 and 2 */
+	ft = ps_perf_tsc_to_time(20000, tc);
+	f.tid = 100;
+	f.tsc = ps_perf_time_to_tsc(ft, tc);
+	if (ps_ev_add_faults(&ev, &b.t, &f, 1) || ps_hwtime_build(&t, &b.t,
+							      &costs, 0, &ev))
+		return;
+	e = &ev.ev[0];
+	pt = ps_hwtime_perf(&t, tc, ft);
+	TAP_OK(ev.nr == 1 && e->rec == 2 &&
+	       ps_hwtime_map(&t, f.tsc) < e->hw_start &&
+	       pt > ps_perf_tsc_to_time(e->hw_start, tc) &&
+	       pt < ps_perf_tsc_to_time(e->hw_end, tc) &&
+	       pt == ps_perf_tsc_to_time(e->hw_end - costs.fault_tail, tc),
+	       "unit: hwtime: a fault logged behind another thread's later stop: its image still lands in its window");
+	TAP_OK(monotonic(&t, 0, 100000),
+	       "unit: hwtime: the map stays monotonic around it");
+	ps_hwtime_free(&t);
+	ps_ev_free(&ev);
+	gtr_free(&b);
+}
+
+/*
  * The inverse of perf's TSC -> time: smallest TSC at or after a time,
  * for a TSC faster than 1 GHz (several ticks per ns) and slower (some
  * ns have no tick).
@@ -217,6 +262,7 @@ int main(void)
 
 	one_thread();
 	two_threads();
+	fault_behind_other_thread();
 	inverse(&fast, "2.4 GHz TSC");
 	inverse(&slow, "0.34 GHz TSC");
 	inverse(&guest, "2.6 GHz TSC, negative time_zero");
