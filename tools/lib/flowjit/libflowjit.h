@@ -420,6 +420,26 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
 			   uint64_t time);
 
 /*
+ * Revisions the clock cannot order.
+ *
+ * A decoder's clock lags the real time by up to a timing period: one MTC
+ * period when no MTC was dropped. A thread that did not take the exec
+ * fault (another thread of its process did, and the page is executable
+ * again) may run a page's new bytes while its clock is still before the
+ * image's time. The trace then cannot say which revision ran: where the
+ * two revisions' bytes differ, a decoder that picks by the clock may
+ * decode the old ones. It must say so.
+ *
+ * Returns true if the revision live at @time (the latest real time the
+ * read may be at) at some address of [@lo, @hi) within @rev is another
+ * one, newer than @rev, whose bytes there differ from @rev's; false if
+ * the bytes read from @rev there are those of every revision up to
+ * @time, or for a NULL argument.
+ */
+bool flowjit_store_unordered(const struct flowjit_store *st, const struct flowjit_rev *rev,
+			     uint64_t lo, uint64_t hi, uint64_t time);
+
+/*
  * Revision switches tied to trace events.
  *
  * A decoder's clock is the time of the last timing packet: a lower bound

@@ -1012,6 +1012,32 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
 	return sp && flowjit_space_gap_after(sp, rev, time);
 }
 
+bool flowjit_store_unordered(const struct flowjit_store *st, const struct flowjit_rev *rev,
+			     uint64_t lo, uint64_t hi, uint64_t time)
+{
+	if (!st || !rev || time <= rev->time)
+		return false;
+	if (lo < rev->start)
+		lo = rev->start;
+	if (hi > rev->end)
+		hi = rev->end;
+	while (lo < hi) {
+		const struct flowjit_rev *r;
+		const uint8_t *bytes;
+		size_t n;
+
+		n = flowjit_store_span(st, rev->asid, lo, time, false, &bytes, &r, NULL);
+		if (!n)
+			return false;	/* retired: no newer bytes to run */
+		if (n > hi - lo)
+			n = hi - lo;
+		if (r != rev && memcmp(bytes, rev->bytes + (lo - rev->start), n))
+			return true;
+		lo += n;
+	}
+	return false;
+}
+
 const struct flowjit_rev *flowjit_store_next_fault(const struct flowjit_store *st,
 						   uint64_t asid, uint32_t tid,
 						   uint64_t time, uint64_t seq)

@@ -375,7 +375,7 @@ int pr_cli_decode(int argc, char *const *argv)
 	struct pr_replay_opts opts;
 	struct pr_replay *rp;
 	struct pr_decode *d;
-	uint64_t nerrors, suspect;
+	uint64_t nerrors, suspect, unordered;
 
 	switch (pr_cli_parse(&opts, argc, argv, stdout, stderr)) {
 	case PR_CLI_RUN:
@@ -422,10 +422,15 @@ int pr_cli_decode(int argc, char *const *argv)
 		fprintf(stderr, "ptreplay: %" PRIu64 " instruction(s) decoded "
 			"from flowjit images a lost record may have replaced; "
 			"see --health\n", suspect);
+	unordered = pr_decode_unordered(d);
+	if (unordered)
+		fprintf(stderr, "ptreplay: %" PRIu64 " instruction(s) decoded "
+			"from flowjit images a newer one may have replaced "
+			"within the clock's lag; see --health\n", unordered);
 	pr_decode_free(d);
 	pr_replay_fini(rp);
 	free(rp);
 	if (fflush(stdout) || ferror(stdout))
 		return 1;
-	return nerrors || suspect ? 2 : 0;
+	return nerrors || suspect || unordered ? 2 : 0;
 }

@@ -1003,6 +1003,48 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
 		r->nsuspect += n;
 }
 
+/* @n instructions in [@lo, @hi) decoded from user JIT revision @rev: the
+ * clock lags the real time by less than one MTC period (the next MTC
+ * comes when the crystal clock bit toggles again), so a newer image of
+ * the page made before clock + period may be what ran, if another thread
+ * faulted for it (a tie moves the lookup time for the faulting one).
+ * Where its bytes differ from @rev's the trace cannot say which ran: say
+ * so, and count them (flowjit_store_unordered()). Without MTC the lag
+ * has no such bound and nothing is checked.
+ */
+static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
+			      uint64_t lo, uint64_t hi, uint64_t n)
+{
+	const struct flowjit_store *fj = r->rp->store.fj;
+	uint64_t t;
+	int was = r->uo;
+
+	r->uo = 0;
+	if (!fj || !r->mtc_ticks || !r->tsc || rev->kind != FLOWJIT_KIND_USER_JIT)
+		return;
+	t = pr_tsc_to_perf(&r->rp->info, r->tsc + r->mtc_ticks);
+	if (t <= r->ltime)
+		return;
+	/* does a newer revision differ anywhere in the page? */
+	if (rev != r->uo_rev || r->ltime != r->uo_time || r->tsc != r->uo_tsc) {
+		r->uo_rev = rev;
+		r->uo_time = r->ltime;
+		r->uo_tsc = r->tsc;
+		r->uo_page = flowjit_store_unordered(fj, rev, rev->start, rev->end, t);
+		was = 0;
+	}
+	if (!r->uo_page || !flowjit_store_unordered(fj, rev, lo, hi, t))
+		return;
+	r->uo = 1;
+	r->nunordered += n;
+	if (!was) {
+		r->nunordered_runs += 1;
+		pr_qres_flow_error(r, 1, "flowjit image may be older than the "
+				   "code that ran (a newer one within the "
+				   "clock's lag)", lo);
+	}
+}
+
 /* The profile entry of the function at @ip (at the lookup time) becomes
  * the current one, with its address range.
  */
@@ -1138,10 +1180,15 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 		const struct flowjit_rev *rev;
 
 		rev = pr_rimage_dec_rev(r->rd, insn->isid);
-		if (rev)
+		if (rev) {
 			pr_qres_rev_insns(r, rev, 1);
+			pr_qres_unordered(r, rev, insn->ip,
+					  insn->ip + insn->size, 1);
+		}
 	} else if (r->rd_rev && insn->ip == r->rd_ip) {
 		pr_qres_rev_insns(r, r->rd_rev, 1);
+		pr_qres_unordered(r, r->rd_rev, insn->ip,
+				  insn->ip + insn->size, 1);
 	}
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json,
@@ -1200,19 +1247,20 @@ static const struct flowjit_rev *pr_qres_rev_at(struct pr_qres *r,
 }
 
 /* @n instructions of @blk from @ip, contiguous (the block decoder ends a
- * block at every branch: end_on_call, end_on_jump), all before @end:
+ * block at every branch: end_on_call, end_on_jump), all before @end, their
+ * bytes before @bend:
  * the instruction flow decoder's pr_qres_insn() for each, without their
  * classes (the caller gives the last one's).  Walks them one by one only
  * where a section does not tell their revision, they leave the function
  * or the flow lists them.
  */
 static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
-			  uint64_t ip, uint64_t end, uint64_t n)
+			  uint64_t ip, uint64_t end, uint64_t bend, uint64_t n)
 {
 	const struct pr_replay_opts *o = &r->rp->opts;
 	const struct flowjit_rev *rev = NULL;
 	int walk_rev = 0;
-	uint64_t i, prev = ip;
+	uint64_t i, prev = ip, next;
 
 	if (!n)
 		return;
@@ -1224,8 +1272,10 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		walk_rev = r->rp->store.fj != NULL;
 	if (!walk_rev) {
 		r->ninsn += 1;
-		if (rev)
+		if (rev) {
 			pr_qres_rev_insns(r, rev, n);
+			pr_qres_unordered(r, rev, ip, bend, n);
+		}
 		r->ninsn += n - 1;
 		if (!(o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT |
 				    PR_OUT_FLOW)) ||
@@ -1237,11 +1287,15 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 	/* one by one */
 	for (i = 0; i < n && ip; ++i) {
 		prev = ip;
+		next = i + 1 < n ? pr_qres_blk_next_ip(r, blk, ip) : bend;
 		if (walk_rev) {
 			r->ninsn += 1;
 			rev = pr_qres_rev_at(r, ip);
-			if (rev)
+			if (rev) {
 				pr_qres_rev_insns(r, rev, 1);
+				pr_qres_unordered(r, rev, ip,
+						  next > ip ? next : ip + 15, 1);
+			}
 		} else {
 			r->ninsn += 1;
 		}
@@ -1252,7 +1306,7 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		if (o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT))
 			pr_qres_prof(r, ip, ip + 1, 1);
 		if (i + 1 < n)
-			ip = pr_qres_blk_next_ip(r, blk, ip);
+			ip = next;
 	}
 	/* undecodable code: count the rest where the walk stopped, in the
 	 * function it stopped in (the exporter's counts add up)
@@ -1452,7 +1506,7 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 			  uint64_t n)
 {
 	enum pt_insn_class iclass = ptic_other;
-	uint64_t last = blk->end_ip, i;
+	uint64_t last = blk->end_ip, i, bend;
 
 	if (!n) {
 		pr_qres_time(r);
@@ -1463,12 +1517,13 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 		last = pr_qres_blk_next_ip(r, blk, last);
 	if (n == blk->ninsn)
 		last = blk->end_ip;
-	pr_qres_insns(r, blk, blk->ip, last, n - 1);
+	pr_qres_insns(r, blk, blk->ip, last, last, n - 1);
 	if ((r->rp->opts.outputs & (PR_OUT_CALLS | PR_OUT_EXPORT)) &&
 	    n == blk->ninsn)
 		iclass = pr_qres_block_class(r, blk, last);
 	pr_qres_time(r);
-	pr_qres_insns(r, blk, last, last + 1, 1);
+	bend = pr_qres_blk_next_ip(r, blk, last);
+	pr_qres_insns(r, blk, last, last + 1, bend > last ? bend : last + 1, 1);
 	r->last_ip = last;
 	if (r->rp->opts.outputs & (PR_OUT_CALLS | PR_OUT_EXPORT))
 		pr_qres_branch(r, last, iclass);
@@ -2340,6 +2395,16 @@ void pr_decode_free(struct pr_decode *d)
 	if (d->sections)
 		pr_rimage_fini(&d->ri);
 	free(d);
+}
+
+uint64_t pr_decode_unordered(const struct pr_decode *d)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; d && i < d->nq; ++i)
+		n += d->q[i].nunordered;
+	return n;
 }
 
 uint64_t pr_decode_suspect(const struct pr_decode *d)

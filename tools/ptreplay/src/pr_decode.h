@@ -132,6 +132,11 @@ struct pr_qres {
 	uint64_t sus_time, sus_tsc;	/* the lookup time and clock it is for */
 	int sus;
 	uint64_t nsuspect, nsuspect_runs;
+	/* Instructions the clock cannot order against a newer image. */
+	const struct flowjit_rev *uo_rev;
+	uint64_t uo_time, uo_tsc;	/* the lookup time and clock it is for */
+	int uo_page, uo;		/* a newer page differs; so did the last */
+	uint64_t nunordered, nunordered_runs;
 	/* The task now: space (pid) and tid. */
 	uint32_t space;
 	int32_t tid;
@@ -271,6 +276,7 @@ extern void pr_decode_free(struct pr_decode *d);
  * newer image may have been lost: flowjit_store_suspect()).
  */
 extern uint64_t pr_decode_suspect(const struct pr_decode *d);
+extern uint64_t pr_decode_unordered(const struct pr_decode *d);
 
 /* What went wrong, for an error code of struct pr_err_count. */
 extern const char *pr_decode_err_name(int code);

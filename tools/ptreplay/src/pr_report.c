@@ -112,7 +112,7 @@ static void pr_print_profile(const struct pr_decode *d, FILE *out,
  */
 static void pr_print_switches(const struct pr_decode *d, FILE *out)
 {
-	uint64_t by[4] = { 0 }, nsus = 0, runs = 0, shown = 0;
+	uint64_t by[4] = { 0 }, nsus = 0, runs = 0, shown = 0, nuo = 0, uoruns = 0;
 	size_t i, j;
 
 	for (i = 0; i < d->nq; ++i) {
@@ -120,6 +120,8 @@ static void pr_print_switches(const struct pr_decode *d, FILE *out)
 			by[j] += d->q[i].nsw_by[j];
 		nsus += d->q[i].nsuspect;
 		runs += d->q[i].nsuspect_runs;
+		nuo += d->q[i].nunordered;
+		uoruns += d->q[i].nunordered_runs;
 	}
 	fprintf(out, "revision switches:      %" PRIu64 " (by event %" PRIu64
 		", by time %" PRIu64 ", late %" PRIu64 ")\n",
@@ -152,6 +154,9 @@ static void pr_print_switches(const struct pr_decode *d, FILE *out)
 		fprintf(out, "  (more not shown)\n");
 	fprintf(out, "suspect instructions:   %" PRIu64 " (in %" PRIu64
 		" runs: a newer image may have been lost)\n", nsus, runs);
+	fprintf(out, "unordered instructions: %" PRIu64 " (in %" PRIu64
+		" runs: a newer image with other bytes within the clock's "
+		"lag)\n", nuo, uoruns);
 }
 
 static void pr_print_health(const struct pr_decode *d, FILE *out,
@@ -161,7 +166,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	const struct pr_replay_counts *c = &rp->cnt;
 	struct flowjit_store_stats fj;
 	uint64_t nsync = 0, novf = 0, aux = 0, fj_missing, fj_malformed;
-	uint64_t nsus = 0, sw_by[4] = { 0 };
+	uint64_t nsus = 0, nuo = 0, sw_by[4] = { 0 };
 	int json = rp->opts.json;
 	size_t i, j;
 	int first = 1;
@@ -175,6 +180,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 		nsync += d->q[i].nsync;
 		novf += d->q[i].noverflow;
 		nsus += d->q[i].nsuspect;
+		nuo += d->q[i].nunordered;
 		for (j = 0; j < 4; ++j)
 			sw_by[j] += d->q[i].nsw_by[j];
 	}
@@ -215,7 +221,8 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			",\"switches_by_event\":%" PRIu64
 			",\"switches_by_time\":%" PRIu64
 			",\"switches_late\":%" PRIu64
-			",\"suspect_instructions\":%" PRIu64 "},"
+			",\"suspect_instructions\":%" PRIu64
+			",\"unordered_instructions\":%" PRIu64 "},"
 			"\"lost_records\":%" PRIu64 ",\"lost_events\":%" PRIu64
 			",\"lost_samples\":%" PRIu64 ",\"aux_truncated\":%"
 			PRIu64 ",\"aux_collision\":%" PRIu64 ",\"records\":%"
@@ -231,7 +238,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			fj.delta_no_base, fj.delta_bad, fj.pinned,
 			sw_by[FLOWJIT_TIE_EVENT],
 			sw_by[FLOWJIT_TIE_TIME], sw_by[FLOWJIT_TIE_LATE],
-			nsus, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
+			nsus, nuo, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
 			rp->store.files_missing, rp->store.buildid_mismatch,
 			c->ksymbols, c->bpf_loads, c->text_pokes);

@@ -552,6 +552,39 @@ static inline uint8_t *mkp_tie_file(uint32_t (*crc)(const void *, size_t),
 	return f;
 }
 
+/* The unordered scenario: MTC every 2 TSC ticks, the clock at 990 (PSB
+ * TSC, no MTC follows); a user JIT page at 0x10000, revision 1 (nop; nop;
+ * nop; syscall) at time 900, revision 2 (nop; syscall) at @t2, both
+ * without a fault IP (another thread faulted: nothing ties them here).
+ * The thread runs the page from 0x10000 to its syscall.
+ */
+static inline uint8_t *mkp_unordered_file(uint32_t (*crc)(const void *, size_t),
+					  uint64_t t2, size_t *size)
+{
+	static const uint8_t rev1[] = { 0x90, 0x90, 0x90, 0x0f, 0x05 };
+	static const uint8_t rev2[] = { 0x90, 0x0f, 0x05 };
+	struct mkp m = { 0 };
+	struct mkpt pt;
+	uint8_t *f;
+	size_t n;
+
+	mkp_auxtrace_info_mtc(&m, 1, 1, 1);
+	mkp_comm(&m, 100, 100, "jitter", 1, 10);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, rev1, sizeof(rev1), 0, 1, 900,
+		    4096, -1, 0, crc);
+	mkp_flowjit(&m, 7, 1, 100, 0x10000, rev2, sizeof(rev2), 0, 2, t2,
+		    4096, -1, 0, crc);
+	mkpt_init(&pt);
+	mkpt_psb(&pt, 990);
+	mkpt_tip(&pt, ppt_tip_pge, 0x10000);
+	mkpt_tip(&pt, ppt_tip_pgd, 0);
+	n = mkpt_fini(&pt);
+	mkp_auxtrace(&m, pt.buf, n, 0, 100, (uint32_t)-1);
+	f = mkp_file(&m, size);
+	free(m.data);
+	return f;
+}
+
 /* The calls scenario (two per-thread AUX queues):
  *
  * - thread 100 ("jitter") runs user JIT code of three flowjit images:

@@ -315,6 +315,70 @@ static struct prt_result tie_bounded_by_mtc(void)
 	return prt_passed();
 }
 
+/* Decode the unordered scenario with revision 2 at @t2: flow with its
+ * marks into *@flow, the health report into *@health.
+ */
+static int run_unordered(uint64_t t2, int insn, char **flow, char **health)
+{
+	struct pr_replay_opts opts = { .jobs = 1, .outputs = PR_OUT_FLOW,
+				       .flow_errors = 1, .insn_decoder = insn };
+	uint64_t nerr, nsus;
+	size_t size;
+	uint8_t *f = mkp_unordered_file(flowjit_csum, t2, &size);
+	int ret;
+
+	ret = mkp_decode_file(&opts, f, size, flow, &nerr, &nsus);
+	if (ret)
+		return ret;
+	opts.outputs = PR_OUT_HEALTH;
+	opts.flow_errors = 0;
+	f = mkp_unordered_file(flowjit_csum, t2, &size);
+	return mkp_decode_file(&opts, f, size, health, &nerr, &nsus);
+}
+
+/* unordered_within_the_lag() with the block (@insn 0) or instruction
+ * flow decoder: 0 if right
+ */
+static int unordered_with(int insn)
+{
+	char *flow = NULL, *health = NULL, *mark, *same, *differs;
+	int bad;
+
+	if (run_unordered(991, insn, &flow, &health))
+		return -1;
+	mark = strstr(flow, " instruction trace error type 1 tid 100 ip "
+		      "0x10001 code 1: flowjit image may be older than the "
+		      "code that ran");
+	same = strstr(flow, "10000\n");
+	differs = strstr(flow, "10001\n");
+	bad = !(mark && same && differs && same < mark && mark < differs) ||
+	      !strstr(health, "unordered instructions: 2 (in 1 runs");
+	free(flow);
+	free(health);
+	return bad;
+}
+
+/* A newer revision within the clock's lag (990 + 2 ticks) whose bytes
+ * differ where the thread ran: the instructions whose bytes differ
+ * (0x10001 and 0x10002, not 0x10000 nor 0x10003) are counted unordered,
+ * the flow marked before the first; one past the lag changes nothing.
+ */
+static struct prt_result unordered_within_the_lag(void)
+{
+	char *flow = NULL, *health = NULL;
+	int insn;
+
+	for (insn = 0; insn < 2; insn++)
+		prt_check(!unordered_with(insn));
+	prt_int_eq(run_unordered(993, 0, &flow, &health), 0);
+	prt_check(!strstr(flow, "trace error"));
+	prt_check(strstr(flow, "10003\n"));
+	prt_check(strstr(health, "unordered instructions: 0 (in 0 runs"));
+	free(flow);
+	free(health);
+	return prt_passed();
+}
+
 /* Revision 2's record lost (a PERF_RECORD_LOST at 1300, after revision
  * 1's record at 1000): the runs before the loss are trusted, the last one
  * (clock 1700) decodes revision 1's bytes and is counted suspect and
@@ -691,6 +755,9 @@ int main(void)
 	prt_run(suite, "pr_decode: an overflow that may have lost a fault's "
 		"TIP.PGE makes the old revision's instructions suspect",
 		tie_overflow_is_suspect);
+	prt_run(suite, "pr_decode: a newer revision within the clock's lag "
+		"whose bytes differ marks the instructions as unordered",
+		unordered_within_the_lag);
 	prt_run(suite, "pr_decode: calls, returns and instructions reach the "
 		"exporter (-j 1, -j 2); the other outputs are unchanged",
 		export_hooks);

@@ -319,6 +319,40 @@ static int lost_and_missing(void)
 }
 
 /*
+ * A newer revision the clock cannot rule out makes a read unordered only
+ * where its bytes differ from the read revision's, only up to the time
+ * given, and only within the read revision.
+ */
+static int unordered_where_bytes_differ(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r1, *r2, *r3;
+
+	TAP_CHECK(st);
+	memcpy(bytes[2], bytes[0], sizeof(bytes[0]));
+	bytes[2][0x10] ^= 0xff;			/* one byte rewritten */
+	r1 = fault(st, 7, PAGE, PAGE, 1, 0, 100);
+	r2 = fault(st, 8, PAGE, PAGE + 0x10, 2, 2, 200);
+	r3 = fault(st, 8, PAGE2, PAGE2, 3, 1, 300);
+	TAP_CHECK(r1 && r2 && r3);
+	/* r2 not yet live at 199, r1's bytes are all there are */
+	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE, PAGE + 4096, 199));
+	/* live at 200: the rewritten byte differs, the others do not */
+	TAP_CHECK(flowjit_store_unordered(st, r1, PAGE, PAGE + 4096, 200));
+	TAP_CHECK(flowjit_store_unordered(st, r1, PAGE + 0xc, PAGE + 0x11, 250));
+	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE, PAGE + 0x10, 250));
+	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE + 0x11, PAGE + 0x20, 250));
+	/* the newest read is never unordered; nor beyond its page */
+	TAP_CHECK(!flowjit_store_unordered(st, r2, PAGE, PAGE + 4096, 1000));
+	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE2, PAGE2 + 4096, 1000));
+	TAP_CHECK(!flowjit_store_unordered(NULL, r1, PAGE, PAGE + 1, 1000) &&
+		  !flowjit_store_unordered(st, NULL, PAGE, PAGE + 1, 1000));
+	flowjit_store_free(st);
+	fill();
+	return 0;
+}
+
+/*
  * An image of a pinned page (FLOWJIT_F_PINNED) is suspect from its time
  * on, with nothing lost; it is counted. The next image of the page, not
  * pinned any more, is certain again.
@@ -511,6 +545,8 @@ int main(void)
 		"lost: missing revision numbers and LOST windows make older revisions suspect, nothing else");
 	tap_run(pinned_is_suspect,
 		"pinned: an image of a pinned page is suspect from its time on and counted; the next one is not");
+	tap_run(unordered_where_bytes_differ,
+		"unordered: a newer revision within the clock's lag makes a read unordered where its bytes differ only");
 	tap_run(many_lost_windows,
 		"lost: beyond 1024 windows the last one grows, nothing is forgotten");
 	return tap_exit();
