@@ -20,8 +20,10 @@
  * the trace resumes at its IP; the walk then looks code up at
  * flowjit_tie_time(): a page rewritten and run again within one timing
  * period decodes with its new bytes. The walk counts what it decoded by
- * revision and by how the revision answered, and what it decoded from
- * revisions a lost record may have replaced (flowjit_store_suspect()).
+ * revision and by how the revision answered, what it decoded from
+ * revisions a lost record may have replaced (flowjit_store_suspect()), and
+ * what it decoded from user JIT bytes that a newer image within the
+ * clock's lag has not (flowjit_store_unordered()).
  *
  * Without a seekable file each record reaches flowjit_pt__early_event()
  * before the decoders run up to its time: flowjit records go into the
@@ -111,6 +113,11 @@ struct flowjit_pt_queue {
 	u64				run_insns;
 	/* how far the real time may be ahead of the clock (-1: no bound) */
 	u64				lag;
+	/* whether a newer revision than uo_rev differs, up to uo_max */
+	const struct flowjit_rev	*uo_rev;
+	u64				uo_time, uo_max;
+	bool				uo_page;
+	u64				unordered;
 };
 
 static size_t fjpt_hash(const struct fjpt_map *m, u64 a, u64 b, u32 c)
@@ -396,9 +403,10 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		       (unsigned long long)s->switches[FLOWJIT_TIE_LATE]);
 	ret += fprintf(out, " %llu of %llu trace resumes tied to a fault;",
 		       (unsigned long long)s->tied, (unsigned long long)s->resumes);
-	ret += fprintf(out, " %llu suspect (%llu lost windows, %llu revision numbers missing)\n",
+	ret += fprintf(out, " %llu suspect (%llu lost windows, %llu revision numbers missing);",
 		       (unsigned long long)s->suspect, (unsigned long long)st.lost_windows,
 		       (unsigned long long)st.missing_revs);
+	ret += fprintf(out, " %llu unordered\n", (unsigned long long)s->unordered);
 	ret += flowjit_pt__fprintf_revs(fp, revs, out);
 	if (st.delta_no_base || st.delta_bad) {
 		ret += fprintf(out, "flowjit: warning: %llu delta records without",
@@ -421,6 +429,14 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		ret += fprintf(out, " from code images that a lost record may have replaced:");
 		ret += fprintf(out, " they may not be the instructions that ran\n");
 	}
+	if (s->unordered) {
+		ret += fprintf(out, "flowjit: warning: %llu instructions were decoded",
+			       (unsigned long long)s->unordered);
+		ret += fprintf(out, " from user JIT code that a newer image");
+		ret += fprintf(out, " within the clock's lag has other bytes for");
+		ret += fprintf(out, " (a thread that did not take its fault):");
+		ret += fprintf(out, " they may not be the instructions that ran\n");
+	}
 	return ret;
 }
 
@@ -435,7 +451,8 @@ void flowjit_pt__delete(struct flowjit_pt *fp)
 	 * always say what was dropped, and what was decoded from bytes that
 	 * may be wrong: the decode may have suffered from it
 	 */
-	if (s.records && (verbose > 0 || flowjit_store__dropped(fp->store) || fp->stats.suspect))
+	if (s.records && (verbose > 0 || flowjit_store__dropped(fp->store) || fp->stats.suspect ||
+			  fp->stats.unordered))
 		flowjit_pt__fprintf_stats(fp, verbose > 1 ? -1 : verbose > 0 ? 20 : 0, stderr);
 	flowjit_store_free(fp->store);
 	fjpt_free(&fp->revs);
@@ -553,6 +570,7 @@ void flowjit_pt__queue_delete(struct flowjit_pt_queue *q)
 	if (!q)
 		return;
 	flowjit_pt__run_end(q);
+	q->fp->stats.unordered += q->unordered;
 	q->fp->stats.resumes += q->tie.resumes;
 	q->fp->stats.tied += q->tie.tied;
 	fjpt_free(&q->last);
@@ -640,9 +658,32 @@ out:
 	return err;
 }
 
+/*
+ * The user JIT instruction at [@ip, @end) was decoded from @rev at lookup
+ * time @time; the real time is at most @clock_max: does a newer revision
+ * live by then have other bytes there? (Asked of the whole page once per
+ * revision and time, then of each instruction only if it does.)
+ */
+static void flowjit_pt__unordered(struct flowjit_pt_queue *q, const struct flowjit_rev *rev,
+				  u64 ip, u64 end, u64 time, u64 clock_max)
+{
+	struct flowjit_store *st = q->fp->store;
+
+	if (clock_max == (u64)-1 || clock_max <= time || rev->kind != FLOWJIT_KIND_USER_JIT)
+		return;
+	if (rev != q->uo_rev || time != q->uo_time || clock_max != q->uo_max) {
+		q->uo_rev = rev;
+		q->uo_time = time;
+		q->uo_max = clock_max;
+		q->uo_page = flowjit_store_unordered(st, rev, rev->start, rev->end, clock_max);
+	}
+	if (q->uo_page && flowjit_store_unordered(st, rev, ip, end, clock_max))
+		q->unordered++;
+}
+
 int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, u64 clock,
-		     bool late, struct intel_pt_insn *insn, u64 *insn_cnt, u64 *ip, u64 to_ip,
-		     u64 max_insn_cnt)
+		     u64 clock_max, bool late, struct intel_pt_insn *insn, u64 *insn_cnt,
+		     u64 *ip, u64 to_ip, u64 max_insn_cnt)
 {
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
 	const struct flowjit_rev *rev, *cur;
@@ -709,6 +750,8 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 		*insn_cnt += 1;
 		done++;
 		ret = 0;
+		if (!kernel)
+			flowjit_pt__unordered(q, cur, *ip, *ip + insn->length, time, clock_max);
 		if (insn->branch != INTEL_PT_BR_NO_BRANCH)
 			break;
 		if (max_insn_cnt && *insn_cnt >= max_insn_cnt)

@@ -79,11 +79,16 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
  * (time, event or late; libflowjit.h flowjit_tie_how()), the switches
  * from one revision to another over the same range of the same thread,
  * and the instructions decoded from suspect revisions
- * (flowjit_store_suspect() at the time looked up at).
+ * (flowjit_store_suspect() at the time looked up at). The real time of
+ * the instructions walked is at most @clock_max (the clock plus one MTC
+ * period: the next MTC comes by then; U64_MAX: no bound): a user JIT
+ * instruction whose bytes a newer image live by then changes is counted
+ * as unordered (flowjit_store_unordered()), since the trace cannot tell
+ * which revision a thread that did not take the fault ran.
  */
 int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, u64 time,
-		     bool late, struct intel_pt_insn *insn, u64 *insn_cnt, u64 *ip, u64 to_ip,
-		     u64 max_insn_cnt);
+		     u64 clock_max, bool late, struct intel_pt_insn *insn, u64 *insn_cnt,
+		     u64 *ip, u64 to_ip, u64 max_insn_cnt);
 
 /*
  * A flowjit record delivered in time order, after the decoders ran up to
@@ -109,6 +114,7 @@ struct flowjit_pt_stats {
 	u64	insns[4];	/* by how the revision answered */
 	u64	switches[4];	/* to another revision, by how the new one answered */
 	u64	suspect;	/* instructions from suspect revisions */
+	u64	unordered;	/* user JIT instructions a newer image may change */
 	u64	revs;		/* revisions decoded from */
 	u64	resumes;	/* flowjit_pt__resume() with a thread */
 	u64	tied;		/* of them, faults tied */

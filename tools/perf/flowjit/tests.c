@@ -698,20 +698,29 @@ static int fjt_fault(struct flowjit_store *st, u32 tid, u64 ip, u32 revision, co
 }
 
 /*
- * Walk from @ip as the decoder does with its clock at @clock: returns the
- * instructions up to the first branch, and sets *@op to the branch's.
+ * Walk from @ip as the decoder does with its clock at @clock and the real
+ * time at most @clock_max: returns the instructions up to the first
+ * branch, and sets *@op to the branch's.
  */
-static u64 fjt_walk(struct flowjit_pt_queue *q, int tid, u64 ip, u64 clock,
-		    enum intel_pt_insn_op *op)
+static u64 fjt_walk_max(struct flowjit_pt_queue *q, int tid, u64 ip, u64 clock,
+			u64 clock_max, enum intel_pt_insn_op *op)
 {
 	struct intel_pt_insn insn;
 	u64 cnt = 0;
 
 	memset(&insn, 0, sizeof(insn));
-	if (flowjit_pt__walk(q, FJT_PID, tid, false, clock, false, &insn, &cnt, &ip, 0, 0))
+	if (flowjit_pt__walk(q, FJT_PID, tid, false, clock, clock_max, false, &insn, &cnt, &ip,
+			     0, 0))
 		return 0;
 	*op = insn.op;
 	return cnt;
+}
+
+/* fjt_walk_max() without a bound on the real time (no MTC) */
+static u64 fjt_walk(struct flowjit_pt_queue *q, int tid, u64 ip, u64 clock,
+		    enum intel_pt_insn_op *op)
+{
+	return fjt_walk_max(q, tid, ip, clock, (u64)-1, op);
 }
 
 /* the pair of faulted images, in a flowjit_pt as perf decodes with */
@@ -815,6 +824,54 @@ static int test__flowjit_tie_interrupt(struct test_suite *t __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * Thread 8 runs the page without faulting (thread 7 took the faults):
+ * with its clock at 145 the old jmp is decoded, and a real time up to 155
+ * (one MTC period on) may be past revision 2's image at 150, whose bytes
+ * at FJT_IP differ. The instruction is counted unordered and perf warns;
+ * with the real time at most 149 (or no bound) it is not. (That unchanged
+ * bytes are not is libflowjit's test-tie.)
+ */
+static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct flowjit_pt *fp = fjt_rewrite();
+	struct flowjit_pt_queue *q;
+	struct flowjit_pt_stats s;
+	enum intel_pt_insn_op op;
+	char line[2048] = "";
+	FILE *f;
+
+	TEST_ASSERT_VAL("store", fp);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	TEST_ASSERT_VAL("before the image's time: old jmp",
+			fjt_walk_max(q, 8, FJT_IP, 145, 149, &op) == 1 && op == INTEL_PT_OP_JMP);
+	TEST_ASSERT_VAL("no bound: old jmp",
+			fjt_walk(q, 8, FJT_IP, 145, &op) == 1 && op == INTEL_PT_OP_JMP);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("nothing unordered", !s.unordered);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	TEST_ASSERT_VAL("within the lag: old jmp, decoded by the clock",
+			fjt_walk_max(q, 8, FJT_IP, 145, 155, &op) == 1 && op == INTEL_PT_OP_JMP);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("one unordered", s.unordered == 1);
+
+	f = fmemopen(line, sizeof(line) - 1, "w");
+	TEST_ASSERT_VAL("fmemopen", f);
+	flowjit_pt__fprintf_stats(fp, 0, f);
+	fclose(f);
+	pr_debug("%s", line);
+	TEST_ASSERT_VAL("counted", strstr(line, "revision numbers missing); 1 unordered\n"));
+	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 1 instructions were decoded"));
+	TEST_ASSERT_VAL("why", strstr(line, " from user JIT code that a newer image"));
+	flowjit_pt__delete(fp);
+	return TEST_OK;
+}
+
 /* a record of @type of @cpu at @time, as delivered to util/intel-pt.c */
 static int fjt_ring(struct flowjit_pt *fp, u32 type, u32 cpu, u64 time)
 {
@@ -892,6 +949,8 @@ static struct test_case tests__flowjit[] = {
 		  flowjit_tie_rewrite),
 	TEST_CASE("Decoder: an interrupt at another IP ties nothing", flowjit_tie_interrupt),
 	TEST_CASE("Decoder: instructions from suspect revisions after LOST", flowjit_suspect),
+	TEST_CASE("Decoder: a newer image within the clock's lag makes old bytes unordered",
+		  flowjit_unordered),
 #endif
 	{ .name = NULL, }
 };
