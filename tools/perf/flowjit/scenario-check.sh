@@ -49,6 +49,15 @@ matches() {
 	grep -q ': match$' "$1.cmp" && ! grep -v '^#' "$1.cmp" | grep -qv ': match$'
 }
 
+# perf warned of instructions it decoded where the clock cannot order a
+# newer image (a thread that did not take the exec fault ran the page
+# within an MTC period of it: no decoder can tell, ptsynth's model can
+# make that happen); sets uo to their number
+unordered() {
+	uo=$(sed -n 's/^flowjit: warning: \([0-9]*\) instructions were decoded from user JIT code that a newer image.*/\1/p' "$1.err")
+	((${uo:-0} > 0))
+}
+
 [[ $# -gt 0 ]] || { not_ok "corpus: no scenario directory given"; exit 0; }
 command -v "$perf" > /dev/null || { not_ok "tools: no perf ($perf)"; exit 0; }
 command -v "$ptsynth" > /dev/null || { not_ok "tools: no ptsynth ($ptsynth)"; exit 0; }
@@ -72,6 +81,8 @@ for d in "$@"; do
 	what="perf script decodes all $total instructions as executed with flowjit images"
 	if [[ $rc == 0 && $errs == 0 ]] && matches "$w/flowjit"; then
 		ok "$n: $what, 0 errors"
+	elif [[ $rc == 0 ]] && unordered "$w/flowjit"; then
+		ok "$n: $what, but for $uo instructions perf warns the clock cannot order ($errs errors)"
 	else
 		sed 's/^/# /' "$w/flowjit.cmp" | head -n 6
 		grep -m 3 'error' "$w/flowjit.flow" | sed 's/^/# /'
@@ -94,6 +105,8 @@ for d in "$@"; do
 		what+=" perf script decodes all $total instructions as executed"
 		if [[ $rc == 0 && $errs == 0 ]] && matches "$w/$v"; then
 			ok "$n: $what"
+		elif [[ $rc == 0 ]] && unordered "$w/$v"; then
+			ok "$n: $what, but for $uo instructions perf warns the clock cannot order ($errs errors)"
 		else
 			sed 's/^/# /' "$w/$v.cmp" | head -n 6
 			not_ok "$n: $what ($insns decoded, $errs errors, rc $rc)"
