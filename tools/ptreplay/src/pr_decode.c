@@ -1003,8 +1003,12 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
 		r->nsuspect += n;
 }
 
-/* @n instructions in [@lo, @hi) decoded from user JIT revision @rev: the
- * clock lags the real time by less than one MTC period (the next MTC
+static uint64_t pr_qres_blk_next_ip(struct pr_qres *r,
+				    const struct pt_block *blk, uint64_t ip);
+
+/* @n instructions in [@lo, @hi) decoded from user JIT revision @rev (@hi
+ * 0: the one instruction of @blk at @lo, its end read only if needed):
+ * the clock lags the real time by less than one MTC period (the next MTC
  * comes when the crystal clock bit toggles again), so a newer image of
  * the page made before clock + period may be what ran, if another thread
  * faulted for it (a tie moves the lookup time for the faulting one).
@@ -1013,7 +1017,8 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
  * has no such bound and nothing is checked.
  */
 static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
-			      uint64_t lo, uint64_t hi, uint64_t n)
+			      const struct pt_block *blk, uint64_t lo,
+			      uint64_t hi, uint64_t n)
 {
 	const struct flowjit_store *fj = r->rp->store.fj;
 	uint64_t t;
@@ -1033,7 +1038,13 @@ static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 		r->uo_page = flowjit_store_unordered(fj, rev, rev->start, rev->end, t);
 		was = 0;
 	}
-	if (!r->uo_page || !flowjit_store_unordered(fj, rev, lo, hi, t))
+	if (!r->uo_page)
+		return;
+	if (!hi && blk)
+		hi = pr_qres_blk_next_ip(r, blk, lo);
+	if (hi <= lo)
+		hi = lo + 15;
+	if (!flowjit_store_unordered(fj, rev, lo, hi, t))
 		return;
 	r->uo = 1;
 	r->nunordered += n;
@@ -1182,12 +1193,12 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 		rev = pr_rimage_dec_rev(r->rd, insn->isid);
 		if (rev) {
 			pr_qres_rev_insns(r, rev, 1);
-			pr_qres_unordered(r, rev, insn->ip,
+			pr_qres_unordered(r, rev, NULL, insn->ip,
 					  insn->ip + insn->size, 1);
 		}
 	} else if (r->rd_rev && insn->ip == r->rd_ip) {
 		pr_qres_rev_insns(r, r->rd_rev, 1);
-		pr_qres_unordered(r, r->rd_rev, insn->ip,
+		pr_qres_unordered(r, r->rd_rev, NULL, insn->ip,
 				  insn->ip + insn->size, 1);
 	}
 	if (o->outputs & PR_OUT_FLOW)
@@ -1248,7 +1259,7 @@ static const struct flowjit_rev *pr_qres_rev_at(struct pr_qres *r,
 
 /* @n instructions of @blk from @ip, contiguous (the block decoder ends a
  * block at every branch: end_on_call, end_on_jump), all before @end, their
- * bytes before @bend:
+ * bytes before @bend (0: @n is 1, the instruction's end read if needed):
  * the instruction flow decoder's pr_qres_insn() for each, without their
  * classes (the caller gives the last one's).  Walks them one by one only
  * where a section does not tell their revision, they leave the function
@@ -1274,7 +1285,7 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		r->ninsn += 1;
 		if (rev) {
 			pr_qres_rev_insns(r, rev, n);
-			pr_qres_unordered(r, rev, ip, bend, n);
+			pr_qres_unordered(r, rev, blk, ip, bend, n);
 		}
 		r->ninsn += n - 1;
 		if (!(o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT |
@@ -1293,8 +1304,8 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 			rev = pr_qres_rev_at(r, ip);
 			if (rev) {
 				pr_qres_rev_insns(r, rev, 1);
-				pr_qres_unordered(r, rev, ip,
-						  next > ip ? next : ip + 15, 1);
+				pr_qres_unordered(r, rev, blk, ip,
+						  next > ip ? next : 0, 1);
 			}
 		} else {
 			r->ninsn += 1;
@@ -1506,7 +1517,7 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 			  uint64_t n)
 {
 	enum pt_insn_class iclass = ptic_other;
-	uint64_t last = blk->end_ip, i, bend;
+	uint64_t last = blk->end_ip, i;
 
 	if (!n) {
 		pr_qres_time(r);
@@ -1522,8 +1533,7 @@ static void pr_qres_block(struct pr_qres *r, const struct pt_block *blk,
 	    n == blk->ninsn)
 		iclass = pr_qres_block_class(r, blk, last);
 	pr_qres_time(r);
-	bend = pr_qres_blk_next_ip(r, blk, last);
-	pr_qres_insns(r, blk, last, last + 1, bend > last ? bend : last + 1, 1);
+	pr_qres_insns(r, blk, last, last + 1, 0, 1);
 	r->last_ip = last;
 	if (r->rp->opts.outputs & (PR_OUT_CALLS | PR_OUT_EXPORT))
 		pr_qres_branch(r, last, iclass);
