@@ -54,8 +54,15 @@ matches() {
 # within an MTC period of it: no decoder can tell, ptsynth's model can
 # make that happen); sets uo to their number
 unordered() {
-	uo=$(sed -n 's/^flowjit: warning: \([0-9]*\) instructions were decoded from user JIT code that a newer image.*/\1/p' "$1.err")
+	local re='^flowjit: warning: \([0-9]*\) instructions were decoded from user JIT code'
+
+	uo=$(sed -n "s/$re that a newer image.*/\\1/p" "$1.err")
 	((${uo:-0} > 0))
+}
+
+# what a decode right but for @1 instructions perf warned of says
+unordered_what() {
+	echo "but for $1 instructions perf warns the clock cannot order"
 }
 
 [[ $# -gt 0 ]] || { not_ok "corpus: no scenario directory given"; exit 0; }
@@ -82,7 +89,7 @@ for d in "$@"; do
 	if [[ $rc == 0 && $errs == 0 ]] && matches "$w/flowjit"; then
 		ok "$n: $what, 0 errors"
 	elif [[ $rc == 0 ]] && unordered "$w/flowjit"; then
-		ok "$n: $what, but for $uo instructions perf warns the clock cannot order ($errs errors)"
+		ok "$n: $what, $(unordered_what "$uo") ($errs errors)"
 	else
 		sed 's/^/# /' "$w/flowjit.cmp" | head -n 6
 		grep -m 3 'error' "$w/flowjit.flow" | sed 's/^/# /'
@@ -106,7 +113,7 @@ for d in "$@"; do
 		if [[ $rc == 0 && $errs == 0 ]] && matches "$w/$v"; then
 			ok "$n: $what"
 		elif [[ $rc == 0 ]] && unordered "$w/$v"; then
-			ok "$n: $what, but for $uo instructions perf warns the clock cannot order ($errs errors)"
+			ok "$n: $what, $(unordered_what "$uo") ($errs errors)"
 		else
 			sed 's/^/# /' "$w/$v.cmp" | head -n 6
 			not_ok "$n: $what ($insns decoded, $errs errors, rc $rc)"
