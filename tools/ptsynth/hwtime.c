@@ -69,42 +69,37 @@ int ps_hw_costs_from_ns(struct ps_hw_costs *c, const struct gt_timeconv *tc,
 	return 0;
 }
 
+/* Appends (@gt, @hw) to the array *@a of *@nr (room for *@cap); 0 or -ENOMEM. */
+static int ps_hw_push(struct ps_hw_anchor **a, size_t *nr, size_t *cap,
+		      uint64_t gt, uint64_t hw)
+{
+	struct ps_hw_anchor *n;
+
+	if (*nr == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+
+		n = realloc(*a, c * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		*a = n;
+		*cap = c;
+	}
+	(*a)[(*nr)++] = (struct ps_hw_anchor){ gt, hw };
+	return 0;
+}
+
 /* Adds anchor (@gt, @hw), @gt raised to the last one's; 0 or -ENOMEM. */
 static int ps_hw_anchor(struct ps_hwtime *t, uint64_t gt, uint64_t hw)
 {
-	struct ps_hw_anchor *a;
-
 	if (t->nr_a && gt < t->a[t->nr_a - 1].gt)
 		gt = t->a[t->nr_a - 1].gt;
-	if (t->nr_a == t->cap_a) {
-		size_t cap = t->cap_a ? 2 * t->cap_a : 4096;
-
-		a = realloc(t->a, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		t->a = a;
-		t->cap_a = cap;
-	}
-	t->a[t->nr_a++] = (struct ps_hw_anchor){ gt, hw };
-	return 0;
+	return ps_hw_push(&t->a, &t->nr_a, &t->cap_a, gt, hw);
 }
 
 /* The exec fault image of ground-truth TSC @gt is written at @hw. */
 static int ps_hw_pin(struct ps_hwtime *t, uint64_t gt, uint64_t hw)
 {
-	struct ps_hw_anchor *a;
-
-	if (t->nr_pin == t->cap_pin) {
-		size_t cap = t->cap_pin ? 2 * t->cap_pin : 64;
-
-		a = realloc(t->pin, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		t->pin = a;
-		t->cap_pin = cap;
-	}
-	t->pin[t->nr_pin++] = (struct ps_hw_anchor){ gt, hw };
-	return 0;
+	return ps_hw_push(&t->pin, &t->nr_pin, &t->cap_pin, gt, hw);
 }
 
 static int ps_hw_pin_cmp(const void *x, const void *y)

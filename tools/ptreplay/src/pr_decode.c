@@ -1021,21 +1021,22 @@ static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 			      uint64_t hi, uint64_t n)
 {
 	const struct flowjit_store *fj = r->rp->store.fj;
-	uint64_t t;
 	int was = r->uo;
 
 	r->uo = 0;
 	if (!fj || !r->mtc_ticks || !r->tsc || rev->kind != FLOWJIT_KIND_USER_JIT)
 		return;
-	t = pr_tsc_to_perf(&r->rp->info, r->tsc + r->mtc_ticks);
-	if (t <= r->ltime)
-		return;
-	/* does a newer revision differ anywhere in the page? */
+	/* per revision and clock: the latest real time, and whether a
+	 * newer revision differs anywhere in the page by then
+	 */
 	if (rev != r->uo_rev || r->ltime != r->uo_time || r->tsc != r->uo_tsc) {
 		r->uo_rev = rev;
 		r->uo_time = r->ltime;
 		r->uo_tsc = r->tsc;
-		r->uo_page = flowjit_store_unordered(fj, rev, rev->start, rev->end, t);
+		r->uo_max = pr_tsc_to_perf(&r->rp->info, r->tsc + r->mtc_ticks);
+		r->uo_page = r->uo_max > r->ltime &&
+			     flowjit_store_unordered(fj, rev, rev->start,
+						     rev->end, r->uo_max);
 		was = 0;
 	}
 	if (!r->uo_page)
@@ -1044,7 +1045,7 @@ static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 		hi = pr_qres_blk_next_ip(r, blk, lo);
 	if (hi <= lo)
 		hi = lo + 15;
-	if (!flowjit_store_unordered(fj, rev, lo, hi, t))
+	if (!flowjit_store_unordered(fj, rev, lo, hi, r->uo_max))
 		return;
 	r->uo = 1;
 	r->nunordered += n;

@@ -135,6 +135,7 @@ struct pr_qres {
 	/* Instructions the clock cannot order against a newer image. */
 	const struct flowjit_rev *uo_rev;
 	uint64_t uo_time, uo_tsc;	/* the lookup time and clock it is for */
+	uint64_t uo_max;		/* the latest real time then */
 	int uo_page, uo;		/* a newer page differs; so did the last */
 	uint64_t nunordered, nunordered_runs;
 	/* The task now: space (pid) and tid. */

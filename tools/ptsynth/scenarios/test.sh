@@ -66,14 +66,8 @@ unordered_marked() {
 	((${uo:-0} > 0 && ${sus:-0} == 0)) || return 1
 	"$ptreplay" decode -i "$1" --flow -e > "$f.flow" 2> /dev/null
 	rc=$?
-	mark=$(grep -n -m 1 'trace error' "$f.flow" | cut -d: -f1)
-	[[ $rc == 2 && -n $mark ]] || return 1
-	head -n $((mark - 1)) "$f.flow" > "$f.before"
-	# (a flow cut short differs where it ends: not a wrong one)
-	wrong=$("$ptsynth" cmpflow -g "$d/gt" "$f.before" 2>&1 |
-		awk '/differ at insn/ { k = $6; d = $NF; sub(/\)$/, "", d)
-		     if (k != d) { print; exit } }')
-	[[ -z $wrong ]] || return 1
+	right_before_mark "$f.flow"
+	[[ $rc == 2 && -n $mark && -z $wrong ]] || return 1
 	uo_what="but for $uo instructions the clock cannot order, marked before anything decoded wrongly (first mark at flow line $mark)"
 }
 
@@ -81,6 +75,18 @@ unordered_marked() {
 # SYNTH-ARGS (a loss) into $d/perf-NAME.data; ptreplay must say so
 # (suspect instructions or decode errors, exit 2) and decode nothing
 # wrongly before the first instruction it marks
+# @1 a flow of ptreplay -e: sets mark to the line of its first mark (a
+# suspect or unordered image, a decode error; empty if none) and wrong to
+# the first difference from the ground truth before it (empty if none)
+right_before_mark() {
+	mark=$(grep -n -m 1 'trace error' "$1" | cut -d: -f1)
+	head -n $((${mark:-0} ? mark - 1 : $(wc -l < "$1"))) "$1" > "$1.before"
+	# (a flow cut short differs where it ends: not a wrong one)
+	wrong=$("$ptsynth" cmpflow -g "$d/gt" "$1.before" 2>&1 |
+		awk '/differ at insn/ { k = $6; d = $NF; sub(/\)$/, "", d)
+		     if (k != d) { print; exit } }')
+}
+
 lost_check() {
 	local name=$1 what=$2 rc sus errs mark wrong
 	shift 2
@@ -93,13 +99,7 @@ lost_check() {
 	errs=$(health "$d/$name.health" 'decode errors')
 	# the first line that says something may be wrong: a suspect
 	# image or a decode error; every instruction before it is right
-	mark=$(grep -n -m 1 'trace error' "$d/$name.flow" | cut -d: -f1)
-	head -n $((${mark:-0} ? mark - 1 : $(wc -l < "$d/$name.flow"))) "$d/$name.flow" \
-		> "$d/$name-before.flow"
-	# (a flow cut short differs where it ends: not a wrong one)
-	wrong=$("$ptsynth" cmpflow -g "$d/gt" "$d/$name-before.flow" 2>&1 |
-		awk '/differ at insn/ { k = $6; d = $NF; sub(/\)$/, "", d)
-		     if (k != d) { print; exit } }')
+	right_before_mark "$d/$name.flow"
 	what="$what: ptreplay says so ($sus suspect instructions, $errs decode errors, exit $rc) before anything it decodes wrongly"
 	if ((rc == 2 && ${sus:-0} + ${errs:-0} > 0)) && [[ -n $mark && -z $wrong ]]; then
 		ok "$n: $what (first mark at flow line $mark)"
