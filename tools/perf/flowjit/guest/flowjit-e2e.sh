@@ -113,8 +113,13 @@ record() {
 	timeout -s KILL 60 perf record -o "$out" "$@" > /tmp/record.out 2> /tmp/record.err
 	local rc=$?
 	if [ $rc != 0 ]; then
-		[ $rc = 137 ] && echo "#   perf record $*: killed after 60 s"
+		if [ $rc = 137 ]; then
+			echo "#   perf record $*: killed after 60 s"
+		else
+			echo "#   perf record $*: exit status $rc"
+		fi
 		show /tmp/record.err
+		show /tmp/record.out 5
 		return $rc
 	fi
 }
