@@ -77,7 +77,8 @@ check_images() {
 	id=$(sed -n 's/^IMAGE [a-z_]* id \([0-9]*\) .*/\1/p' "$exp" | head -n 1)
 	if [ -z "$id" ]; then
 		show "$exp"
-		not_ok "$name: flowjit-bpf-load loaded a program"
+		echo "# $name: flowjit-bpf-load loaded no program"
+		not_ok "$name: images of the loaded program equal bpf_prog_info"
 		return 1
 	fi
 	perf_images "$data" "$id" "$want" > /tmp/got.txt
@@ -130,7 +131,8 @@ if record /tmp/a.data --flowjit -e dummy -a -- flowjit-bpf-load; then
 	check_images /tmp/a.data /tmp/a.exp record_cpu_wide ""
 	export_file a.data /tmp/a.data
 else
-	not_ok "record_cpu_wide: perf record --flowjit -e dummy -a"
+	echo "# record_cpu_wide: perf record --flowjit -e dummy -a failed"
+	not_ok "record_cpu_wide: images of the loaded program equal bpf_prog_info"
 fi
 
 # 2. ... and its retire records, one per function
@@ -150,7 +152,8 @@ if record /tmp/b.data --flowjit -e dummy -- flowjit-bpf-load; then
 	cp /tmp/record.out /tmp/b.exp
 	check_images /tmp/b.data /tmp/b.exp record_per_task ""
 else
-	not_ok "record_per_task: perf record --flowjit -e dummy -- cmd"
+	echo "# record_per_task: perf record --flowjit -e dummy -- cmd failed"
+	not_ok "record_per_task: images of the loaded program equal bpf_prog_info"
 fi
 
 # 4. a sampling event as the tracking event, per task
@@ -158,7 +161,8 @@ if record /tmp/c.data --flowjit -e cpu-clock -c 100000 -- flowjit-bpf-load; then
 	cp /tmp/record.out /tmp/c.exp
 	check_images /tmp/c.data /tmp/c.exp record_cpu_clock ""
 else
-	not_ok "record_cpu_clock: perf record --flowjit -e cpu-clock -- cmd"
+	echo "# record_cpu_clock: perf record --flowjit -e cpu-clock -- cmd failed"
+	not_ok "record_cpu_clock: images of the loaded program equal bpf_prog_info"
 fi
 
 # 4b. attached to a running process (-p)
@@ -168,7 +172,8 @@ if record /tmp/p.data --flowjit -e dummy -p $loader; then
 	wait $loader
 	check_images /tmp/p.data /tmp/p.exp record_pid ""
 else
-	not_ok "record_pid: perf record --flowjit -e dummy -p PID"
+	echo "# record_pid: perf record --flowjit -e dummy -p PID failed"
+	not_ok "record_pid: images of the loaded program equal bpf_prog_info"
 	wait $loader
 fi
 
@@ -183,7 +188,8 @@ done
 if record /tmp/d.data --flowjit -e dummy -a -- sleep 0.1; then
 	check_images /tmp/d.data /tmp/d.exp record_existing existing
 else
-	not_ok "record_existing: perf record --flowjit -e dummy -a -- sleep"
+	echo "# record_existing: perf record --flowjit -e dummy -a -- sleep failed"
+	not_ok "record_existing: images of the loaded program equal bpf_prog_info"
 fi
 kill $holder 2> /dev/null
 wait $holder 2> /dev/null
@@ -235,7 +241,8 @@ if [ $rc != 0 ] && grep -q 'kernel.flowjit is 0' /tmp/e.err; then
 	ok "no_flowjit_sysctl: with kernel.flowjit=0 perf record --flowjit fails and says why"
 else
 	show /tmp/e.err 5
-	not_ok "no_flowjit_sysctl: with kernel.flowjit=0 perf record --flowjit fails (rc $rc)"
+	echo "# no_flowjit_sysctl: perf record exit status $rc"
+	not_ok "no_flowjit_sysctl: with kernel.flowjit=0 perf record --flowjit fails and says why"
 fi
 
 # 10. user JIT pages (FLOWJIT_KIND_USER_JIT) of samples/ebpf-jit, a user
@@ -298,7 +305,9 @@ if [ -x /samples/ebpf-jit ]; then
 			       "images with its bytes, rewrites as delta records"
 		fi
 	else
-		not_ok "user_jit: perf record --flowjit -e dummy -- ebpf-jit rewrite"
+		echo "# user_jit: perf record --flowjit -e dummy -- ebpf-jit rewrite failed"
+		not_ok "user_jit: every revision ebpf-jit ran is in the user_jit" \
+		       "images with its bytes, rewrites as delta records"
 	fi
 else
 	skip user_jit "no user JIT sample program (/samples/ebpf-jit) in the guest"
