@@ -498,17 +498,39 @@ bool flowjit_store_unordered(const struct flowjit_store *st, const struct flowji
  * of a JIT function whose next fault is far ahead would tie that fault
  * early; only the rule "the next fault only" limits the damage then.
  * Even with it, an interrupt at the very IP of the thread's next fault,
- * before the page was written and within t_max of the fault, is the one
- * case a tie gets wrong (the trace cannot tell the two apart): the new
- * bytes are used from the interrupt on. CYC packets narrow the clock's
- * lag and make it rarer. A fault whose bytes were those of the page's last image writes
- * no record (kernel/flowjit/user.c): its TIP.PGE ties nothing.
+ * before the page was written and within t_max of the fault, looks like
+ * the fault (the trace cannot tell the two apart): the tie is made there
+ * and the new bytes are used from the interrupt on. So a tie stays
+ * *open* until the thread leaves user mode (TIP.PGD, flowjit_tie_leave())
+ * with the clock past the fault's time, or a later resume is the TIP.PGE
+ * of a fault the clock passed that came after it. Until then another
+ * TIP.PGE at the fault's IP, with instructions decoded since the last
+ * resume, could be the fault's as well: flowjit_tie_doubt() then says
+ * once that what was decoded since the open ties were made (or since the
+ * last doubt) from bytes read at flowjit_tie_time() that differ from those
+ * at any open tie's flowjit_tie_alt() may not be what ran. So does the
+ * thread leaving the trace (flowjit_tie_thread()) or the trace's end
+ * (flowjit_tie_end()) with a tie open: its TIP.PGE may come later,
+ * elsewhere. Several ties can be open at once (an interrupt at the IP
+ * of each of the next faults); a wrong one makes the ties after it
+ * wrong too. CYC packets narrow the clock's lag and make doubts rarer.
+ * A fault whose bytes were those of the page's last image writes no
+ * record (kernel/flowjit/user.c): its TIP.PGE ties nothing.
  */
 enum flowjit_tie_how {
 	FLOWJIT_TIE_NONE,	/* no revision */
 	FLOWJIT_TIE_TIME,	/* live at the decoder's clock */
 	FLOWJIT_TIE_EVENT,	/* live at the floor a fault event set */
 	FLOWJIT_TIE_LATE,	/* after both: find_late() */
+};
+
+/* Open ties a trace keeps; beyond, the oldest is put in doubt. */
+#define FLOWJIT_TIE_OPEN_MAX	8
+
+/* An open tie: the fault tied and the floor before it. */
+struct flowjit_tie_open {
+	const struct flowjit_rev	*f;
+	uint64_t			from;
 };
 
 struct flowjit_tie {
@@ -530,6 +552,13 @@ struct flowjit_tie {
 	bool				ovf;
 	uint64_t			ovf_max;
 	uint64_t			overflows;	/* flowjit_tie_overflow() calls */
+	/* ties until the clock passes their fault, oldest first */
+	struct flowjit_tie_open		open[FLOWJIT_TIE_OPEN_MAX];
+	unsigned int			nopen;
+	uint64_t			left;		/* the clock at the last TIP.PGD */
+	bool				have_left;	/* since the last resume */
+	bool				doubt;		/* for flowjit_tie_doubt() */
+	uint64_t			doubts;		/* ties found in doubt */
 };
 
 /* Follow a trace decoded with the images of @st. */
@@ -549,6 +578,31 @@ void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid);
  */
 const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t ip,
 					     uint64_t time, uint64_t time_max, uint64_t insns);
+
+/*
+ * Tracing stopped (TIP.PGD: the thread entered the kernel) with the
+ * decoder's clock at @time.
+ */
+void flowjit_tie_leave(struct flowjit_tie *tie, uint64_t time);
+
+/*
+ * The trace ended with the decoder's clock at @time.
+ */
+void flowjit_tie_end(struct flowjit_tie *tie, uint64_t time);
+
+/*
+ * Returns true, once, if an open tie was put in doubt by the last
+ * flowjit_tie_resume(), flowjit_tie_thread() or flowjit_tie_end() (see
+ * above).
+ */
+bool flowjit_tie_doubt(struct flowjit_tie *tie);
+
+/*
+ * Returns the time to look code up at for a decoder clock of @time if the
+ * open tie @i (0: the oldest, up to tie->nopen) is wrong: the floor
+ * before it, or @time if later.
+ */
+uint64_t flowjit_tie_alt(const struct flowjit_tie *tie, unsigned int i, uint64_t time);
 
 /*
  * The trace overflowed (OVF): packets were lost up to where it resumes,

@@ -18,10 +18,45 @@ void flowjit_tie_init(struct flowjit_tie *tie, const struct flowjit_store *st)
 	tie->st = st;
 }
 
+/* An open tie's fault may come after now: it is in doubt. */
+static void flowjit_tie_put_in_doubt(struct flowjit_tie *tie)
+{
+	tie->doubt = true;
+	tie->doubts++;
+}
+
+/* Open ties whose fault the real time passed (before @time) are closed. */
+static void flowjit_tie_pass(struct flowjit_tie *tie, uint64_t time)
+{
+	unsigned int n = 0;
+
+	while (n < tie->nopen && tie->open[n].f->time < time)
+		n++;
+	if (!n)
+		return;
+	memmove(tie->open, tie->open + n, (tie->nopen - n) * sizeof(tie->open[0]));
+	tie->nopen -= n;
+}
+
+/*
+ * The followed thread is gone from the trace (another thread, its end)
+ * with the clock at @time: the TIP.PGE of an open tie's fault the clock
+ * did not pass may come elsewhere. The ties are closed either way.
+ */
+static void flowjit_tie_close(struct flowjit_tie *tie, uint64_t time)
+{
+	flowjit_tie_pass(tie, time);
+	if (tie->nopen)
+		flowjit_tie_put_in_doubt(tie);
+	tie->nopen = 0;
+}
+
 void flowjit_tie_thread(struct flowjit_tie *tie, uint64_t asid, uint32_t tid)
 {
 	if (tie->thread && tie->asid == asid && tie->tid == tid)
 		return;
+	if (tie->nopen)
+		flowjit_tie_close(tie, tie->have_left ? tie->left : 0);
 	/* the floor stays: it is a time, and time runs on in the trace */
 	tie->asid = asid;
 	tie->tid = tid;
@@ -72,8 +107,24 @@ const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t i
 	tie->resumed = true;
 	tie->last_ip = ip;
 	tie->last_insns = insns;
-	if (same)
+	if (same) {
+		tie->have_left = false;
 		return NULL;
+	}
+	/*
+	 * Open ties: closed if the thread left user mode with the clock past
+	 * their fault; else a TIP.PGE at the fault's IP may be the fault's
+	 * too.
+	 */
+	if (tie->have_left)
+		flowjit_tie_pass(tie, tie->left);
+	tie->have_left = false;
+	for (n = 0; n < (int)tie->nopen; n++) {
+		if (flowjit_tie_at(tie->open[n].f, ip)) {
+			flowjit_tie_put_in_doubt(tie);
+			break;
+		}
+	}
 	if (tie->last_resume > after) {
 		after = tie->last_resume;
 		seq = UINT64_MAX - 1;
@@ -89,6 +140,8 @@ const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t i
 		if (n == FLOWJIT_TIE_PASSED_SCAN)
 			return NULL;
 		if (flowjit_tie_at(f, ip)) {
+			/* the faults before it were taken before it */
+			flowjit_tie_pass(tie, f->time);
 			flowjit_tie_reach(tie, f);
 			tie->passed++;
 			return NULL;
@@ -98,9 +151,45 @@ const struct flowjit_rev *flowjit_tie_resume(struct flowjit_tie *tie, uint64_t i
 	/* the first fault after the clock, if it was taken here */
 	if (!f || f->time > time_max || !flowjit_tie_at(f, ip))
 		return NULL;
+	if (tie->nopen == FLOWJIT_TIE_OPEN_MAX) {
+		/* no room to follow the oldest: take it as in doubt */
+		flowjit_tie_put_in_doubt(tie);
+		flowjit_tie_pass(tie, tie->open[0].f->time + 1);
+	}
+	tie->open[tie->nopen].f = f;
+	tie->open[tie->nopen].from = tie->floor;
+	tie->nopen++;
 	flowjit_tie_reach(tie, f);
 	tie->tied++;
 	return f;
+}
+
+void flowjit_tie_leave(struct flowjit_tie *tie, uint64_t time)
+{
+	tie->left = time;
+	tie->have_left = true;
+}
+
+void flowjit_tie_end(struct flowjit_tie *tie, uint64_t time)
+{
+	if (tie->have_left && tie->left > time)
+		time = tie->left;
+	flowjit_tie_close(tie, time);
+}
+
+bool flowjit_tie_doubt(struct flowjit_tie *tie)
+{
+	bool doubt = tie->doubt;
+
+	tie->doubt = false;
+	return doubt;
+}
+
+uint64_t flowjit_tie_alt(const struct flowjit_tie *tie, unsigned int i, uint64_t time)
+{
+	if (i >= tie->nopen || tie->open[i].from <= time)
+		return time;
+	return tie->open[i].from;
 }
 
 void flowjit_tie_overflow(struct flowjit_tie *tie, uint64_t time_max)

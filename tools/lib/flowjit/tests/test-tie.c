@@ -518,6 +518,135 @@ static int same_place_ties_once(void)
 	return 0;
 }
 
+/*
+ * An interrupt at the IP of the thread's next fault, within t_max of it,
+ * ties the fault (the trace cannot tell); the fault's own TIP.PGE later,
+ * with the clock at the TIP.PGD before it not past the fault, puts the tie
+ * in doubt once. Leaving user mode with the clock past the fault closes
+ * the tie: a TIP.PGE at its IP after that is no doubt.
+ */
+static int interrupt_at_the_fault_ip_is_doubted(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *r2;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	TAP_CHECK(fault(st, 7, PAGE, PAGE + 0x40, 1, 0, 90));
+	r2 = fault(st, 7, PAGE, PAGE + 0x40, 2, 1, 150);
+	TAP_CHECK(r2);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 95, 400, ++insns));
+	/* the interrupt: tied, open, the floor before it 90 */
+	flowjit_tie_leave(&tie, 98);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x40, 100, 400, ++insns) == r2);
+	TAP_CHECK(!flowjit_tie_doubt(&tie) && tie.nopen == 1);
+	TAP_CHECK(flowjit_tie_alt(&tie, 0, 100) == 100 && flowjit_tie_alt(&tie, 0, 80) == 90);
+	TAP_CHECK(flowjit_tie_alt(&tie, 1, 80) == 80);
+	/* elsewhere: no doubt */
+	flowjit_tie_leave(&tie, 110);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x48, 112, 400, ++insns));
+	TAP_CHECK(!flowjit_tie_doubt(&tie));
+	/* the fault's own TIP.PGE: in doubt, once; the tie stays open */
+	flowjit_tie_leave(&tie, 120);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 160, 400, ++insns));
+	TAP_CHECK(flowjit_tie_doubt(&tie) && !flowjit_tie_doubt(&tie));
+	TAP_CHECK(tie.nopen == 1 && tie.doubts == 1);
+	/* nothing ran since: the same place, no doubt */
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 160, 400, insns));
+	TAP_CHECK(!flowjit_tie_doubt(&tie));
+	/* left user mode with the clock past 150: closed */
+	flowjit_tie_leave(&tie, 170);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x40, 175, 400, ++insns));
+	TAP_CHECK(!flowjit_tie_doubt(&tie) && tie.nopen == 0 && tie.doubts == 1);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * Two ties open at once (interrupts at the IPs of the next two faults):
+ * the first fault's own TIP.PGE puts them in doubt although the second
+ * tie was made after it. The thread leaving the trace, or the trace's end,
+ * with a tie open whose fault the clock did not pass is a doubt too; with
+ * the clock past it, none.
+ */
+static int open_ties_until_the_clock_passes(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *a, *b;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, PAGE + 0x10, 1, 0, 150);
+	b = fault(st, 7, PAGE2, PAGE2 + 0x20, 2, 1, 160);
+	TAP_CHECK(a && b);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, 400, ++insns) == a);
+	flowjit_tie_leave(&tie, 101);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE2 + 0x20, 102, 400, ++insns) == b);
+	TAP_CHECK(tie.nopen == 2 && flowjit_tie_alt(&tie, 1, 100) == 150);
+	flowjit_tie_leave(&tie, 103);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x10, 104, 400, ++insns));
+	TAP_CHECK(flowjit_tie_doubt(&tie));
+	/* past a (150), not b (160): b stays open, then the thread goes */
+	flowjit_tie_leave(&tie, 155);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x10, 156, 400, ++insns));
+	TAP_CHECK(!flowjit_tie_doubt(&tie) && tie.nopen == 1 && tie.open[0].f == b);
+	flowjit_tie_thread(&tie, ASID, 8);
+	TAP_CHECK(flowjit_tie_doubt(&tie) && tie.nopen == 0);
+	flowjit_store_free(st);
+
+	st = flowjit_store_alloc();
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, PAGE + 0x10, 1, 0, 150);
+	TAP_CHECK(a);
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, 400, ++insns) == a);
+	flowjit_tie_end(&tie, 140);
+	TAP_CHECK(flowjit_tie_doubt(&tie) && tie.nopen == 0);
+	TAP_CHECK(!flowjit_tie_resume(&tie, PAGE + 0x10, 100, 400, ++insns));
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 100, 400, ++insns) == a);
+	flowjit_tie_end(&tie, 151);
+	TAP_CHECK(!flowjit_tie_doubt(&tie) && tie.nopen == 0);
+	flowjit_store_free(st);
+	return 0;
+}
+
+/*
+ * More open ties than a trace follows: the oldest is taken as in doubt,
+ * never dropped in silence.
+ */
+static int too_many_open_ties(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *f[FLOWJIT_TIE_OPEN_MAX + 1];
+	struct flowjit_tie tie;
+	unsigned int i;
+
+	TAP_CHECK(st);
+	for (i = 0; i <= FLOWJIT_TIE_OPEN_MAX; i++) {
+		f[i] = fault(st, 7, PAGE, PAGE + 0x10 + i, i + 1, i % 4, 200 + i);
+		TAP_CHECK(f[i]);
+	}
+	flowjit_tie_init(&tie, st);
+	flowjit_tie_thread(&tie, ASID, 7);
+	for (i = 0; i < FLOWJIT_TIE_OPEN_MAX; i++) {
+		TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10 + i, 100, 400, ++insns) == f[i]);
+		TAP_CHECK(!flowjit_tie_doubt(&tie));
+	}
+	TAP_CHECK(tie.nopen == FLOWJIT_TIE_OPEN_MAX);
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10 + i, 100, 400, ++insns) == f[i]);
+	TAP_CHECK(flowjit_tie_doubt(&tie) && tie.nopen == FLOWJIT_TIE_OPEN_MAX);
+	TAP_CHECK(tie.open[0].f == f[1] && tie.open[FLOWJIT_TIE_OPEN_MAX - 1].f == f[i]);
+	flowjit_store_free(st);
+	return 0;
+}
+
 int main(void)
 {
 	fill();
@@ -531,6 +660,12 @@ int main(void)
 		"tie: a fault's own TIP.PGE after the clock passed it does not tie the next fault at that IP");
 	tap_run(same_place_ties_once,
 		"tie: two resumes at one IP with nothing run between are one place: the fault after is not tied");
+	tap_run(interrupt_at_the_fault_ip_is_doubted,
+		"tie: an interrupt at the next fault's IP ties it; the fault's own TIP.PGE before the clock passed it puts the tie in doubt");
+	tap_run(open_ties_until_the_clock_passes,
+		"tie: ties stay open until the thread leaves user mode past their fault; leaving the trace before is a doubt");
+	tap_run(too_many_open_ties,
+		"tie: beyond 8 open ties the oldest is taken as in doubt");
 	tap_run(same_ip_twice_and_a_lost_event,
 		"tie: two faults at one IP tie in order; a fault whose TIP.PGE was lost is passed by the clock");
 	tap_run(no_ip_is_never_tied,
