@@ -261,12 +261,34 @@ static void pr_qres_flush(struct pr_qres *r, int done)
 	pthread_mutex_unlock(&st->lock);
 }
 
+static void pr_qres_doubt(struct pr_qres *r);
+
+/* Flow lines an open tie may still put in doubt stay in memory (their
+ * mark goes before them, pr_qres_doubt()) up to this size; beyond, the
+ * tie is taken as in doubt.
+ */
+#define PR_DOUBT_HOLD		(64u << 20)
+
+/* Does the flow show trace error lines (-e, not JSON)? */
+static int pr_qres_flow_marks(const struct pr_qres *r)
+{
+	const struct pr_replay_opts *o = &r->rp->opts;
+
+	return o->flow_errors && (o->outputs & PR_OUT_FLOW) && !o->json;
+}
+
 /* Too many lines held: write them out or spool them. */
 static inline void pr_qres_full(struct pr_qres *r)
 {
-	if (r->stream && (r->flow.len >= PR_STREAM_CHUNK ||
-			  r->calls.len >= PR_STREAM_CHUNK))
-		pr_qres_flush(r, 0);
+	if (!r->stream || (r->flow.len < PR_STREAM_CHUNK &&
+			   r->calls.len < PR_STREAM_CHUNK))
+		return;
+	if (r->td_have && pr_qres_flow_marks(r)) {
+		if (r->flow.len < PR_DOUBT_HOLD)
+			return;
+		pr_qres_doubt(r);
+	}
+	pr_qres_flush(r, 0);
 }
 
 /* Start the output on @out: what comes before the first flow or call
@@ -512,16 +534,64 @@ static void pr_qres_overflow(struct pr_qres *r)
 	r->sus_rev = NULL;
 }
 
+/* The open tie was put in doubt (flowjit_tie_doubt()): the instructions
+ * decoded since it (or the last doubt) from bytes only it made live are
+ * unordered. A trace error line goes before the first of them.
+ */
+static void pr_qres_doubt(struct pr_qres *r)
+{
+	char line[256];
+	int n;
+
+	if (!r->td_have)
+		return;
+	r->nunordered += r->td_n;
+	r->nunordered_runs += 1;
+	r->ndoubt += r->td_n;
+	r->ndoubt_runs += 1;
+	n = snprintf(line, sizeof(line), " instruction trace error type 1 "
+		     "tid %d ip 0x%" PRIx64 " code 1: flowjit image may be "
+		     "newer than the code that ran (another resume at its "
+		     "fault's IP may be the fault's)\n", r->td_tid, r->td_ip);
+	if (pr_qres_flow_marks(r) && n > 0 && (size_t)n < sizeof(line) &&
+	    r->td_off <= r->flow.len &&
+	    pr_buf_reserve(&r->flow, (size_t)n) == 0) {
+		memmove(r->flow.p + r->td_off + n, r->flow.p + r->td_off,
+			r->flow.len - r->td_off);
+		memcpy(r->flow.p + r->td_off, line, (size_t)n);
+		r->flow.len += (size_t)n;
+	}
+	r->td_have = 0;
+	r->td_n = 0;
+}
+
+/* After a call that may close open ties or put them in doubt: mark what
+ * waited for them, or forget it once none is open.
+ */
+static void pr_qres_tie_check(struct pr_qres *r)
+{
+	if (flowjit_tie_doubt(&r->tie))
+		pr_qres_doubt(r);
+	if (!r->tie.nopen) {
+		r->td_have = 0;
+		r->td_n = 0;
+	}
+}
+
 /* Tracing resumed at @ip (TIP.PGE): an exec fault's image there is live
  * from now on even if the clock, the last timing packet, is older.
  */
 static void pr_qres_resume(struct pr_qres *r, uint64_t ip)
 {
+	const struct flowjit_rev *f;
+
 	if (!r->rp->store.fj || ip >> 63 || r->rp->opts.no_tie)
 		return;
 	pr_qres_tie_thread(r);
-	if (!flowjit_tie_resume(&r->tie, ip, r->time, pr_qres_time_max(r),
-				r->ninsn))
+	f = flowjit_tie_resume(&r->tie, ip, r->time, pr_qres_time_max(r),
+			       r->ninsn);
+	pr_qres_tie_check(r);
+	if (!f)
 		return;
 	r->ltime = flowjit_tie_time(&r->tie, r->time);
 	r->sus_rev = NULL;
@@ -834,6 +904,12 @@ static void pr_qres_error(struct pr_qres *r, int code)
 	size_t i;
 
 	r->nerrors += 1;
+	/* an open tie may be why (the trace did not match other bytes),
+	 * and the fault's TIP.PGE is skipped with the rest up to the next
+	 * PSB: what waited for the open ties is in doubt
+	 */
+	if (r->td_have)
+		pr_qres_doubt(r);
 	if (code == -pte_nomap && r->miss) {
 		uint64_t ip = r->miss_ip;
 		uint32_t space = ip >> 63 ? 0 : r->space;
@@ -1057,6 +1133,66 @@ static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 	}
 }
 
+/* Do the bytes in [@lo, @hi) of space @space differ at times @t1, @t2? */
+static int pr_qres_bytes_differ(struct pr_qres *r, uint32_t space,
+				uint64_t lo, uint64_t hi, uint64_t t1,
+				uint64_t t2)
+{
+	uint8_t a[64], b[64];
+	size_t k, na, nb;
+
+	for (; lo < hi; lo += k) {
+		k = hi - lo < sizeof(a) ? hi - lo : sizeof(a);
+		na = pr_store_read(&r->rp->store, space, lo, t1, a, k);
+		nb = pr_store_read(&r->rp->store, space, lo, t2, b, k);
+		if (na != nb || memcmp(a, b, na))
+			return 1;
+		if (na < k)
+			break;
+	}
+	return 0;
+}
+
+/* @n instructions in [@lo, @hi) decoded from revision @rev (@hi 0: the
+ * one instruction of @blk at @lo, its end read only if needed) while
+ * ties are open: where the bytes differ from those an open tie's
+ * alternative time reads (flowjit_tie_alt()), they wait for the ties to
+ * close or be put in doubt (pr_qres_doubt()).
+ */
+static void pr_qres_tied(struct pr_qres *r, const struct flowjit_rev *rev,
+			 const struct pt_block *blk, uint64_t lo, uint64_t hi,
+			 uint64_t n)
+{
+	uint64_t alt, prev = UINT64_MAX;
+	uint32_t space;
+	unsigned int i;
+
+	if (!r->tie.nopen)
+		return;
+	if (!hi && blk)
+		hi = pr_qres_blk_next_ip(r, blk, lo);
+	if (hi <= lo)
+		hi = lo + 15;
+	space = lo >> 63 ? 0 : r->space;
+	for (i = 0; i < r->tie.nopen; i++) {
+		alt = flowjit_tie_alt(&r->tie, i, r->time);
+		if (rev->time <= alt || alt == prev)
+			continue;
+		prev = alt;
+		if (pr_qres_bytes_differ(r, space, lo, hi, r->ltime, alt))
+			break;
+	}
+	if (i == r->tie.nopen)
+		return;
+	if (!r->td_have) {
+		r->td_have = 1;
+		r->td_off = r->flow.len;
+		r->td_ip = lo;
+		r->td_tid = r->tid;
+	}
+	r->td_n += n;
+}
+
 /* The profile entry of the function at @ip (at the lookup time) becomes
  * the current one, with its address range.
  */
@@ -1196,11 +1332,15 @@ static void pr_qres_insn(struct pr_qres *r, const struct pt_insn *insn)
 			pr_qres_rev_insns(r, rev, 1);
 			pr_qres_unordered(r, rev, NULL, insn->ip,
 					  insn->ip + insn->size, 1);
+			pr_qres_tied(r, rev, NULL, insn->ip,
+				     insn->ip + insn->size, 1);
 		}
 	} else if (r->rd_rev && insn->ip == r->rd_ip) {
 		pr_qres_rev_insns(r, r->rd_rev, 1);
 		pr_qres_unordered(r, r->rd_rev, NULL, insn->ip,
 				  insn->ip + insn->size, 1);
+		pr_qres_tied(r, r->rd_rev, NULL, insn->ip,
+			     insn->ip + insn->size, 1);
 	}
 	if (o->outputs & PR_OUT_FLOW)
 		pr_buf_flow(&r->flow, r->tid, insn->ip, o->json,
@@ -1287,6 +1427,7 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		if (rev) {
 			pr_qres_rev_insns(r, rev, n);
 			pr_qres_unordered(r, rev, blk, ip, bend, n);
+			pr_qres_tied(r, rev, blk, ip, bend, n);
 		}
 		r->ninsn += n - 1;
 		if (!(o->outputs & (PR_OUT_PROFILE | PR_OUT_EXPORT |
@@ -1307,6 +1448,8 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 				pr_qres_rev_insns(r, rev, 1);
 				pr_qres_unordered(r, rev, blk, ip,
 						  next > ip ? next : 0, 1);
+				pr_qres_tied(r, rev, blk, ip,
+					     next > ip ? next : 0, 1);
 			}
 		} else {
 			r->ninsn += 1;
@@ -1420,6 +1563,10 @@ static int pr_qres_events(struct pr_qres *r, int status)
 			   ev.type == ptev_async_disabled) {
 			r->ndisabled += 1;
 			r->pend = 0;
+			/* the clock then: a lower bound of the real time */
+			flowjit_tie_leave(&r->tie, ev.has_tsc ?
+					  pr_tsc_to_perf(&r->rp->info, ev.tsc) :
+					  r->time);
 		}
 	}
 	return status;
@@ -2044,6 +2191,11 @@ static void pr_qres_decode(struct pr_qres *r, struct pr_rimage_dec *rd)
 		at = end;
 	}
 	pr_qres_progress(q->size, &reported);
+	/* the open tie's TIP.PGE may be beyond the trace's end */
+	if (r->rp->store.fj && !r->rp->opts.no_tie) {
+		flowjit_tie_end(&r->tie, r->time);
+		pr_qres_tie_check(r);
+	}
 	pr_qres_flush(r, 1);
 	free(r->pbuf);
 	r->pbuf = NULL;

@@ -138,6 +138,15 @@ struct pr_qres {
 	uint64_t uo_max;		/* the latest real time then */
 	int uo_page, uo;		/* a newer page differs; so did the last */
 	uint64_t nunordered, nunordered_runs;
+	/* Of them, decoded with bytes only an open tie made live, then put
+	 * in doubt (flowjit_tie_doubt()); since the tie or the last doubt:
+	 * how many, the first one's IP, tid and place in @flow.
+	 */
+	uint64_t ndoubt, ndoubt_runs;
+	uint64_t td_n, td_ip;
+	int32_t td_tid;
+	size_t td_off;
+	int td_have;
 	/* The task now: space (pid) and tid. */
 	uint32_t space;
 	int32_t tid;

@@ -113,6 +113,7 @@ static void pr_print_profile(const struct pr_decode *d, FILE *out,
 static void pr_print_switches(const struct pr_decode *d, FILE *out)
 {
 	uint64_t by[4] = { 0 }, nsus = 0, runs = 0, shown = 0, nuo = 0, uoruns = 0;
+	uint64_t ndoubt = 0, druns = 0;
 	size_t i, j;
 
 	for (i = 0; i < d->nq; ++i) {
@@ -122,6 +123,8 @@ static void pr_print_switches(const struct pr_decode *d, FILE *out)
 		runs += d->q[i].nsuspect_runs;
 		nuo += d->q[i].nunordered;
 		uoruns += d->q[i].nunordered_runs;
+		ndoubt += d->q[i].ndoubt;
+		druns += d->q[i].ndoubt_runs;
 	}
 	fprintf(out, "revision switches:      %" PRIu64 " (by event %" PRIu64
 		", by time %" PRIu64 ", late %" PRIu64 ")\n",
@@ -157,6 +160,9 @@ static void pr_print_switches(const struct pr_decode *d, FILE *out)
 	fprintf(out, "unordered instructions: %" PRIu64 " (in %" PRIu64
 		" runs: a newer image with other bytes within the clock's "
 		"lag)\n", nuo, uoruns);
+	fprintf(out, "  tied in doubt:        %" PRIu64 " (in %" PRIu64
+		" runs: another resume at the fault's IP may be the fault's)\n",
+		ndoubt, druns);
 }
 
 static void pr_print_health(const struct pr_decode *d, FILE *out,
@@ -166,7 +172,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 	const struct pr_replay_counts *c = &rp->cnt;
 	struct flowjit_store_stats fj;
 	uint64_t nsync = 0, novf = 0, aux = 0, fj_missing, fj_malformed;
-	uint64_t nsus = 0, nuo = 0, sw_by[4] = { 0 };
+	uint64_t nsus = 0, nuo = 0, ndoubt = 0, sw_by[4] = { 0 };
 	int json = rp->opts.json;
 	size_t i, j;
 	int first = 1;
@@ -181,6 +187,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 		novf += d->q[i].noverflow;
 		nsus += d->q[i].nsuspect;
 		nuo += d->q[i].nunordered;
+		ndoubt += d->q[i].ndoubt;
 		for (j = 0; j < 4; ++j)
 			sw_by[j] += d->q[i].nsw_by[j];
 	}
@@ -222,7 +229,8 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			",\"switches_by_time\":%" PRIu64
 			",\"switches_late\":%" PRIu64
 			",\"suspect_instructions\":%" PRIu64
-			",\"unordered_instructions\":%" PRIu64 "},"
+			",\"unordered_instructions\":%" PRIu64
+			",\"tied_in_doubt\":%" PRIu64 "},"
 			"\"lost_records\":%" PRIu64 ",\"lost_events\":%" PRIu64
 			",\"lost_samples\":%" PRIu64 ",\"aux_truncated\":%"
 			PRIu64 ",\"aux_collision\":%" PRIu64 ",\"records\":%"
@@ -238,7 +246,7 @@ static void pr_print_health(const struct pr_decode *d, FILE *out,
 			fj.delta_no_base, fj.delta_bad, fj.pinned,
 			sw_by[FLOWJIT_TIE_EVENT],
 			sw_by[FLOWJIT_TIE_TIME], sw_by[FLOWJIT_TIE_LATE],
-			nsus, nuo, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
+			nsus, nuo, ndoubt, c->lost, c->lost_events, c->lost_samples, c->aux_truncated,
 			c->aux_collision, c->records, c->mmaps,
 			rp->store.files_missing, rp->store.buildid_mismatch,
 			c->ksymbols, c->bpf_loads, c->text_pokes);
