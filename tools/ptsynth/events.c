@@ -17,7 +17,9 @@
  *   (--irq-every, --irq-seed), and around every rewrite of a JIT page
  *   (--irq-jit): JIT code is code in anonymous executable mappings, and a
  *   page is rewritten when an instruction runs there with bytes other
- *   than the ones an earlier instruction ran with.
+ *   than the ones an earlier instruction ran with; and at the IP of each
+ *   exec fault, the last time the thread ran it before (--irq-fault-ip):
+ *   the one place a trace shows exactly as it shows the fault.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -368,13 +370,61 @@ static int ps_ev_irqs_jit(struct ps_ev_list *l, const struct gt_trace *gt,
 	return err;
 }
 
+/* Is one of the first @nr events a fault before record @rec? */
+static bool ps_ev_fault_at(const struct ps_ev_list *l, size_t nr, size_t rec)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (l->ev[i].type == PS_EV_FAULT && l->ev[i].rec == rec)
+			return true;
+	return false;
+}
+
+/*
+ * --irq-fault-ip: for each exec fault (added before), an interrupt before
+ * the last instruction at the fault's IP the thread ran since its fault
+ * before, if any.
+ */
+static int ps_ev_irqs_fault_ip(struct ps_ev_list *l, const struct gt_trace *gt,
+			       bool *taken, const bool *first)
+{
+	size_t i, k, nr = l->nr;
+	int err;
+
+	for (i = 0; i < nr; i++) {
+		const struct ps_ev *f = &l->ev[i];
+		const struct gt_insn *in = (const void *)gt->recs[f->rec];
+		int tid = f->tid;
+		uint64_t ip;
+
+		if (f->type != PS_EV_FAULT || gt->recs[f->rec]->type != GT_INSN)
+			continue;
+		ip = in->ip;
+		for (k = f->rec; k-- > 0;) {
+			const struct gt_insn *p = (const void *)gt->recs[k];
+
+			if (gt->recs[k]->tid != tid || gt->recs[k]->type != GT_INSN)
+				continue;
+			if (ps_ev_fault_at(l, nr, k) || p->ip == ip)
+				break;
+		}
+		if (k == (size_t)-1 || ps_ev_fault_at(l, nr, k))
+			continue;
+		err = ps_ev_add_irq(l, gt, k, taken, first, &l->nr_irq_fault_ip);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int ps_ev_add_irqs(struct ps_ev_list *l, const struct gt_trace *gt,
 		   const struct ps_irq_opts *o)
 {
 	bool *taken, *first;
 	int err = 0;
 
-	if (!o->every && !o->jit)
+	if (!o->every && !o->jit && !o->fault_ip)
 		return 0;
 	taken = calloc(gt->nr_recs + 1, sizeof(*taken));
 	first = ps_ev_first_insns(gt);
@@ -387,6 +437,8 @@ int ps_ev_add_irqs(struct ps_ev_list *l, const struct gt_trace *gt,
 		err = ps_ev_irqs_random(l, gt, o, taken, first);
 	if (!err && o->jit)
 		err = ps_ev_irqs_jit(l, gt, taken, first);
+	if (!err && o->fault_ip)
+		err = ps_ev_irqs_fault_ip(l, gt, taken, first);
 	free(taken);
 	free(first);
 	return err;

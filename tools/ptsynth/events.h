@@ -37,6 +37,7 @@ struct ps_irq_opts {
 	uint64_t every;		/* mean instructions between two, 0: none */
 	uint64_t seed;		/* of the pseudo-random choice */
 	bool jit;		/* one before and after each JIT rewrite */
+	bool fault_ip;		/* one at each fault's IP the time before */
 };
 
 struct ps_ev_list {
@@ -47,6 +48,7 @@ struct ps_ev_list {
 	uint64_t nr_faults_dropped;	/* no instruction of theirs */
 	uint64_t nr_irq_random;		/* --irq-every */
 	uint64_t nr_irq_jit;		/* --irq-jit */
+	uint64_t nr_irq_fault_ip;	/* --irq-fault-ip */
 	uint64_t nr_jit_rewrites;	/* JIT page revisions seen */
 };
 

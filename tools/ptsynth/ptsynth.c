@@ -105,6 +105,8 @@ static void usage(void)
 "  --irq-every N      interrupts every N instructions on average (seeded)\n"
 "  --irq-seed S       seed of --irq-every (default 1)\n"
 "  --irq-jit          interrupts in JIT code before and after each rewrite\n"
+"  --irq-fault-ip     an interrupt at each exec fault's IP, the last time the\n"
+"                     thread ran it before the fault\n"
 "  --pmu-type N       intel_pt PMU type number in perf.data (default 8)\n"
 "  --raw-dir DIR      also write each stream as DIR/stream-IDX.pt\n"
 "  --max-insns N      kill the traced program after N instructions\n"
@@ -134,6 +136,7 @@ enum { OPT_PER_CPU = 256, OPT_CPUS, OPT_PSB, OPT_OVF_AT, OPT_OVF_LEN,
 	OPT_HW_INSN, OPT_HW_EXEC, OPT_HW_SYSCALL, OPT_HW_FAULT, OPT_HW_FAULT_TAIL,
 	OPT_HW_SIGNAL,
 	OPT_HW_SWITCH, OPT_HW_IRQ, OPT_IRQ_EVERY, OPT_IRQ_SEED, OPT_IRQ_JIT,
+	OPT_IRQ_FAULT_IP,
 	OPT_TIME, OPT_HW_TIME };
 
 static const struct option long_opts[] = {
@@ -161,6 +164,7 @@ static const struct option long_opts[] = {
 	{ "irq-every", required_argument, NULL, OPT_IRQ_EVERY },
 	{ "irq-seed", required_argument, NULL, OPT_IRQ_SEED },
 	{ "irq-jit", no_argument, NULL, OPT_IRQ_JIT },
+	{ "irq-fault-ip", no_argument, NULL, OPT_IRQ_FAULT_IP },
 	{ "pmu-type", required_argument, NULL, OPT_PMU },
 	{ "raw-dir", required_argument, NULL, OPT_RAW },
 	{ "max-insns", required_argument, NULL, OPT_MAX },
@@ -239,6 +243,7 @@ static int parse_time_opt(struct cli *c, int opt)
 	case OPT_IRQ_EVERY: c->irq.every = strtoull(optarg, NULL, 0); break;
 	case OPT_IRQ_SEED: c->irq.seed = strtoull(optarg, NULL, 0); break;
 	case OPT_IRQ_JIT: c->irq.jit = true; break;
+	case OPT_IRQ_FAULT_IP: c->irq.fault_ip = true; break;
 	case OPT_NO_FAULT_TSC: c->no_fault_tsc = true; break;
 	case OPT_TIME: c->check_time = true; break;
 	case OPT_HW_TIME: c->hw_time = true; break;
@@ -485,6 +490,7 @@ static void report_time(const struct cli *c, const struct gt_trace *gt,
 {
 	const struct ps_ev_list *ev = &tm->ev;
 	const struct gt_timeconv *tc = &gt->hdr.tc;
+	char fault_ip[48];
 	uint64_t first = gt->nr_recs ? gt->recs[0]->tsc : 0;
 	uint64_t last = gt->nr_recs ? gt->recs[gt->nr_recs - 1]->tsc : 0;
 
@@ -500,12 +506,15 @@ static void report_time(const struct cli *c, const struct gt_trace *gt,
 			(unsigned long long)res->nr_faults,
 			(unsigned long long)res->nr_faults_dropped,
 			(unsigned long long)res->nr_faults_before);
-	if (c->irq.every || c->irq.jit)
-		fprintf(stderr, "ptsynth: %llu interrupts modelled (%llu random, %llu around %llu JIT rewrites)\n",
+	snprintf(fault_ip, sizeof(fault_ip), ", %llu at fault IPs",
+		 (unsigned long long)ev->nr_irq_fault_ip);
+	if (c->irq.every || c->irq.jit || c->irq.fault_ip)
+		fprintf(stderr, "ptsynth: %llu interrupts modelled (%llu random, %llu around %llu JIT rewrites%s)\n",
 			(unsigned long long)res->nr_irqs,
 			(unsigned long long)ev->nr_irq_random,
 			(unsigned long long)ev->nr_irq_jit,
-			(unsigned long long)ev->nr_jit_rewrites);
+			(unsigned long long)ev->nr_jit_rewrites,
+			c->irq.fault_ip ? fault_ip : "");
 }
 
 static int synth_write(const struct cli *c, const struct ps_synth_opts *so,

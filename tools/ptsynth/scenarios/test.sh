@@ -262,6 +262,23 @@ for n in "${names[@]}"; do
 		      $? "$d/mtc9.flow" "$d/perf-mtc9.data"
 	fi
 
+	# 1c'. an interrupt at each exec fault's IP the last time the thread
+	# ran it before the fault: the trace shows it as it shows the fault,
+	# so ptreplay ties the fault there; the fault's own TIP.PGE before the
+	# clock passed it must put that tie in doubt (marked before anything
+	# decoded wrongly), with perf's MTC period 3 and with 9
+	for mtc in 3 9; do
+		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+			"${adv[@]}" --irq-fault-ip --mtc=$mtc -o "$d/perf-fip$mtc.data" \
+			2> "$d/synth-fip$mtc.err" || { not_ok "$n: ptsynth synth --irq-fault-ip"; break; }
+		nfip=$(sed -n 's/.* \([0-9]*\) at fault IPs.*/\1/p' "$d/synth-fip$mtc.err")
+		# none where no thread ran a fault's IP again before its fault
+		((${nfip:-0})) || break
+		"$ptreplay" decode -i "$d/perf-fip$mtc.data" --flow > "$d/fip$mtc.flow" 2> /dev/null
+		exact "an interrupt at each of $nfip exec fault IPs before its fault, MTC period $mtc: ptreplay decodes all $total instructions as executed" \
+		      $? "$d/fip$mtc.flow" "$d/perf-fip$mtc.data"
+	done
+
 	# 1d. the last exec fault image lost (a PERF_RECORD_LOST in its place):
 	# ptreplay must say so (suspect instructions, exit 2), and decode
 	# nothing wrongly before the first instruction it marks
