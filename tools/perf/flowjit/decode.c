@@ -118,6 +118,10 @@ struct flowjit_pt_queue {
 	u64				uo_time, uo_max;
 	bool				uo_page;
 	u64				unordered;
+	/* decoded from bytes only open ties made live, since the last doubt */
+	u64				td_n;
+	u64				in_doubt;
+	u64				clock;	/* the last clock seen */
 };
 
 static size_t fjpt_hash(const struct fjpt_map *m, u64 a, u64 b, u32 c)
@@ -406,7 +410,8 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 	ret += fprintf(out, " %llu suspect (%llu lost windows, %llu revision numbers missing);",
 		       (unsigned long long)s->suspect, (unsigned long long)st.lost_windows,
 		       (unsigned long long)st.missing_revs);
-	ret += fprintf(out, " %llu unordered\n", (unsigned long long)s->unordered);
+	ret += fprintf(out, " %llu unordered;", (unsigned long long)s->unordered);
+	ret += fprintf(out, " %llu in doubt\n", (unsigned long long)s->in_doubt);
 	ret += flowjit_pt__fprintf_revs(fp, revs, out);
 	if (st.delta_no_base || st.delta_bad) {
 		ret += fprintf(out, "flowjit: warning: %llu delta records without",
@@ -437,6 +442,14 @@ size_t flowjit_pt__fprintf_stats(const struct flowjit_pt *fp, int revs, FILE *ou
 		ret += fprintf(out, " (a thread that did not take its fault):");
 		ret += fprintf(out, " they may not be the instructions that ran\n");
 	}
+	if (s->in_doubt) {
+		ret += fprintf(out, "flowjit: warning: %llu instructions were decoded",
+			       (unsigned long long)s->in_doubt);
+		ret += fprintf(out, " from user JIT code a fault image made live at a trace");
+		ret += fprintf(out, " resume that another resume at the fault's IP may have been");
+		ret += fprintf(out, " (an interrupt there):");
+		ret += fprintf(out, " they may not be the instructions that ran\n");
+	}
 	return ret;
 }
 
@@ -452,7 +465,7 @@ void flowjit_pt__delete(struct flowjit_pt *fp)
 	 * may be wrong: the decode may have suffered from it
 	 */
 	if (s.records && (verbose > 0 || flowjit_store__dropped(fp->store) || fp->stats.suspect ||
-			  fp->stats.unordered))
+			  fp->stats.unordered || fp->stats.in_doubt))
 		flowjit_pt__fprintf_stats(fp, verbose > 1 ? -1 : verbose > 0 ? 20 : 0, stderr);
 	flowjit_store_free(fp->store);
 	fjpt_free(&fp->revs);
@@ -565,12 +578,27 @@ static void flowjit_pt__count(struct flowjit_pt_queue *q, const struct flowjit_r
 	q->run_insns += n;
 }
 
+/* After a tie call: count what waited for ties put in doubt, forget it once none is open. */
+static void flowjit_pt__tie_check(struct flowjit_pt_queue *q)
+{
+	if (flowjit_tie_doubt(&q->tie)) {
+		q->in_doubt += q->td_n;
+		q->td_n = 0;
+	}
+	if (!q->tie.nopen)
+		q->td_n = 0;
+}
+
 void flowjit_pt__queue_delete(struct flowjit_pt_queue *q)
 {
 	if (!q)
 		return;
 	flowjit_pt__run_end(q);
+	/* the TIP.PGE of an open tie's fault may be past the trace's end */
+	flowjit_tie_end(&q->tie, q->clock);
+	flowjit_pt__tie_check(q);
 	q->fp->stats.unordered += q->unordered;
+	q->fp->stats.in_doubt += q->in_doubt;
 	q->fp->stats.resumes += q->tie.resumes;
 	q->fp->stats.tied += q->tie.tied;
 	fjpt_free(&q->last);
@@ -591,6 +619,7 @@ static bool flowjit_pt__asid(struct flowjit_pt *fp, int pid, bool kernel, u64 ti
 bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u64 time,
 			u64 time_max, u64 insns)
 {
+	const struct flowjit_rev *tied;
 	u64 asid;
 
 	if (!q || tid < 0)
@@ -600,7 +629,46 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
 		return false;
 	flowjit_tie_thread(&q->tie, asid, tid);
 	q->lag = time_max == (u64)-1 || time_max < time ? (u64)-1 : time_max - time;
-	return flowjit_tie_resume(&q->tie, ip, time, time_max, insns);
+	q->clock = time;
+	tied = flowjit_tie_resume(&q->tie, ip, time, time_max, insns);
+	flowjit_pt__tie_check(q);
+	return tied;
+}
+
+void flowjit_pt__leave(struct flowjit_pt_queue *q, u64 time)
+{
+	if (!q)
+		return;
+	flowjit_tie_leave(&q->tie, time);
+	q->clock = time;
+}
+
+/*
+ * The instruction at [@ip, @end) of @asid was decoded from bytes read at
+ * @time while ties are open: where they differ from those an open tie's
+ * alternative time reads (flowjit_tie_alt()), it waits for the ties to
+ * close or be put in doubt.
+ */
+static void flowjit_pt__tied(struct flowjit_pt_queue *q, u64 asid, u64 ip, u64 end,
+			     u64 clock, u64 time, bool late)
+{
+	unsigned char a[INTEL_PT_INSN_BUF_SZ], b[INTEL_PT_INSN_BUF_SZ];
+	size_t len = min_t(size_t, end - ip, sizeof(a)), na, nb;
+	u64 alt, prev = (u64)-1;
+	unsigned int i;
+
+	for (i = 0; i < q->tie.nopen; i++) {
+		alt = flowjit_tie_alt(&q->tie, i, clock);
+		if (alt >= time || alt == prev)
+			continue;
+		prev = alt;
+		na = flowjit_store_read(q->fp->store, asid, ip, time, late, a, len, NULL);
+		nb = flowjit_store_read(q->fp->store, asid, ip, alt, late, b, len, NULL);
+		if (na != nb || memcmp(a, b, na)) {
+			q->td_n++;
+			return;
+		}
+	}
 }
 
 /*
@@ -698,6 +766,7 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 	fp = q->fp;
 	/* the decoder's clock, raised to the last fault image tied */
 	time = flowjit_tie_time(&q->tie, clock);
+	q->clock = clock;
 	if (!flowjit_pt__asid(fp, pid, kernel, time, &asid))
 		return FLOWJIT_WALK_NONE;
 	len = flowjit_store_span(fp->store, asid, *ip, time, late, &bytes, &rev, &fp->reads);
@@ -752,6 +821,8 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 		ret = 0;
 		if (!kernel)
 			flowjit_pt__unordered(q, cur, *ip, *ip + insn->length, time, clock_max);
+		if (q->tie.nopen)
+			flowjit_pt__tied(q, asid, *ip, *ip + insn->length, clock, time, late);
 		if (insn->branch != INTEL_PT_BR_NO_BRANCH)
 			break;
 		if (max_insn_cnt && *insn_cnt >= max_insn_cnt)

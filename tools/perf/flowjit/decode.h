@@ -65,6 +65,16 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
 			u64 time_max, u64 insns);
 
 /*
+ * Tracing of @q's trace stopped (TIP.PGD) with the decoder's clock at
+ * perf time @time: a fault tied before whose time the clock passed there
+ * cannot be the fault of a later TIP.PGE (libflowjit.h, open ties). Where
+ * a later TIP.PGE at a tied fault's IP could be the fault's too, what was
+ * decoded since the tie from bytes only it made live is counted as in
+ * doubt.
+ */
+void flowjit_pt__leave(struct flowjit_pt_queue *q, u64 time);
+
+/*
  * As util/intel-pt.c's walk_insn callback: walk the instructions from
  * *@ip in the images of process @pid (or the kernel's) live at the time
  * the trace @q is at (the decoder's clock, perf time @time, raised by
@@ -115,6 +125,7 @@ struct flowjit_pt_stats {
 	u64	switches[4];	/* to another revision, by how the new one answered */
 	u64	suspect;	/* instructions from suspect revisions */
 	u64	unordered;	/* user JIT instructions a newer image may change */
+	u64	in_doubt;	/* decoded from bytes of a tie found in doubt */
 	u64	revs;		/* revisions decoded from */
 	u64	resumes;	/* flowjit_pt__resume() with a thread */
 	u64	tied;		/* of them, faults tied */

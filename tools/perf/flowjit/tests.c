@@ -770,6 +770,8 @@ static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 	/* the clock passes the image: the same revision, now by time */
 	TEST_ASSERT_VAL("later: new",
 			fjt_walk(q, 7, FJT_IP, 160, &op) == 3 && op == INTEL_PT_OP_RET);
+	/* an interrupt there after the thread left user mode past it */
+	flowjit_pt__leave(q, 160);
 	TEST_ASSERT_VAL("no second tie",
 			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 160, (u64)-1, ++fjt_insns));
 	flowjit_pt__queue_delete(untied);
@@ -783,6 +785,60 @@ static int test__flowjit_tie_rewrite(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("two revisions", s.revs == 2);
 	TEST_ASSERT_VAL("ties counted", s.resumes == 3 && s.tied == 1);
 	TEST_ASSERT_VAL("nothing suspect", !s.suspect);
+	TEST_ASSERT_VAL("nothing in doubt", !s.in_doubt);
+	flowjit_pt__delete(fp);
+	return TEST_OK;
+}
+
+/*
+ * An interrupt at the very IP of the thread's next fault (clock 100, the
+ * fault's image at 150) looks like the fault: it is tied there. The
+ * fault's own TIP.PGE, after a TIP.PGD with the clock at 120, could be
+ * the fault's as well: what the tie made live since is counted in doubt
+ * and perf warns. A TIP.PGD with the clock past 150 closes the tie.
+ */
+static int test__flowjit_tie_doubt(struct test_suite *t __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct flowjit_pt *fp = fjt_rewrite();
+	struct flowjit_pt_queue *q;
+	struct flowjit_pt_stats s;
+	enum intel_pt_insn_op op;
+	char line[2048] = "";
+	FILE *f;
+
+	TEST_ASSERT_VAL("store", fp);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	/* revision 1's own TIP.PGE, the clock past it; the old bytes run */
+	TEST_ASSERT_VAL("revision 1's TIP.PGE",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 92, 400, ++fjt_insns));
+	TEST_ASSERT_VAL("old jmp", fjt_walk(q, 7, FJT_IP, 95, &op) == 1 &&
+			op == INTEL_PT_OP_JMP);
+	flowjit_pt__leave(q, 96);
+	TEST_ASSERT_VAL("the interrupt ties",
+			flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 100, 400, ++fjt_insns));
+	TEST_ASSERT_VAL("new bytes", fjt_walk(q, 7, FJT_IP, 100, &op) == 3 &&
+			op == INTEL_PT_OP_RET);
+	flowjit_pt__leave(q, 120);
+	TEST_ASSERT_VAL("the fault's TIP.PGE ties nothing more",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 130, 400, ++fjt_insns));
+	TEST_ASSERT_VAL("new bytes", fjt_walk(q, 7, FJT_IP, 130, &op) == 3);
+	flowjit_pt__leave(q, 170);
+	TEST_ASSERT_VAL("past the fault: no tie",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP, 175, 400, ++fjt_insns));
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("in doubt: what the first walk decoded from other bytes",
+			s.in_doubt >= 1 && s.in_doubt <= 3);
+	TEST_ASSERT_VAL("not unordered", !s.unordered);
+
+	f = fmemopen(line, sizeof(line) - 1, "w");
+	TEST_ASSERT_VAL("fmemopen", f);
+	flowjit_pt__fprintf_stats(fp, 0, f);
+	fclose(f);
+	pr_debug("%s", line);
+	TEST_ASSERT_VAL("warning", strstr(line, " from user JIT code a fault image made live"));
 	flowjit_pt__delete(fp);
 	return TEST_OK;
 }
@@ -865,7 +921,8 @@ static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 	flowjit_pt__fprintf_stats(fp, 0, f);
 	fclose(f);
 	pr_debug("%s", line);
-	TEST_ASSERT_VAL("counted", strstr(line, "revision numbers missing); 1 unordered\n"));
+	TEST_ASSERT_VAL("counted",
+			strstr(line, "revision numbers missing); 1 unordered; 0 in doubt\n"));
 	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 1 instructions were decoded"));
 	TEST_ASSERT_VAL("why", strstr(line, " from user JIT code that a newer image"));
 	flowjit_pt__delete(fp);
@@ -948,6 +1005,8 @@ static struct test_case tests__flowjit[] = {
 	TEST_CASE("Decoder: a rewrite within one timing period, tied at TIP.PGE",
 		  flowjit_tie_rewrite),
 	TEST_CASE("Decoder: an interrupt at another IP ties nothing", flowjit_tie_interrupt),
+	TEST_CASE("Decoder: a tie at an interrupt the fault's own TIP.PGE puts in doubt",
+		  flowjit_tie_doubt),
 	TEST_CASE("Decoder: instructions from suspect revisions after LOST", flowjit_suspect),
 	TEST_CASE("Decoder: a newer image within the clock's lag makes old bytes unordered",
 		  flowjit_unordered),
