@@ -37,6 +37,7 @@
  *	-r RUNS	seeds to run: SEED, SEED + 1, ... (default 10)
  *	-n OPS	operations per seed (default 1000)
  *	-v	print every operation of the tracked run and its result
+ * The harness's options (-t TEST, -l, ...) may follow after "--".
  * FLOWJIT_STRESS_SECONDS=N in the environment: go on with further seeds
  * until N seconds have passed (at least RUNS seeds); the test's timeout
  * grows with it.
@@ -1345,5 +1346,14 @@ int main(int argc, char **argv)
 		for (t = f->tests; t && !strcmp(f->name, "stress"); t = t->next)
 			t->timeout = 300 + 2 * opt_seconds +
 				     opt_runs * opt_ops / 10;
+	/*
+	 * The harness's own options follow ours; the 6.12 harness parses
+	 * argv from the start again and stops at ours (it then ran nothing
+	 * and passed).
+	 */
+	argv[optind - 1] = argv[0];
+	argc -= optind - 1;
+	argv += optind - 1;
+	optind = 1;
 	return test_harness_run(argc, argv);
 }
