@@ -737,6 +737,19 @@ static struct flowjit_pt *fjt_rewrite(void)
 	return flowjit_pt__new_store(st);
 }
 
+/* what perf prints of @fp (flowjit_pt__fprintf_stats(), @revs) into @line */
+static int fjt_stats_line(struct flowjit_pt *fp, int revs, char *line, size_t size)
+{
+	FILE *f = fmemopen(line, size - 1, "w");
+
+	if (!f)
+		return -1;
+	flowjit_pt__fprintf_stats(fp, revs, f);
+	fclose(f);
+	pr_debug("%s", line);
+	return 0;
+}
+
 /* the decoder's instruction count at each resume: code ran between */
 static u64 fjt_insns;
 
@@ -805,7 +818,6 @@ static int test__flowjit_tie_doubt(struct test_suite *t __maybe_unused,
 	struct flowjit_pt_stats s;
 	enum intel_pt_insn_op op;
 	char line[2048] = "";
-	FILE *f;
 
 	TEST_ASSERT_VAL("store", fp);
 	q = flowjit_pt__queue_new(fp);
@@ -833,11 +845,7 @@ static int test__flowjit_tie_doubt(struct test_suite *t __maybe_unused,
 			s.in_doubt >= 1 && s.in_doubt <= 3);
 	TEST_ASSERT_VAL("not unordered", !s.unordered);
 
-	f = fmemopen(line, sizeof(line) - 1, "w");
-	TEST_ASSERT_VAL("fmemopen", f);
-	flowjit_pt__fprintf_stats(fp, 0, f);
-	fclose(f);
-	pr_debug("%s", line);
+	TEST_ASSERT_VAL("stats line", !fjt_stats_line(fp, 0, line, sizeof(line)));
 	TEST_ASSERT_VAL("warning", strstr(line, " from user JIT code a fault image made live"));
 	flowjit_pt__delete(fp);
 	return TEST_OK;
@@ -896,7 +904,6 @@ static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 	struct flowjit_pt_stats s;
 	enum intel_pt_insn_op op;
 	char line[2048] = "";
-	FILE *f;
 
 	TEST_ASSERT_VAL("store", fp);
 	q = flowjit_pt__queue_new(fp);
@@ -916,11 +923,7 @@ static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 	flowjit_pt__stats(fp, &s);
 	TEST_ASSERT_VAL("one unordered", s.unordered == 1);
 
-	f = fmemopen(line, sizeof(line) - 1, "w");
-	TEST_ASSERT_VAL("fmemopen", f);
-	flowjit_pt__fprintf_stats(fp, 0, f);
-	fclose(f);
-	pr_debug("%s", line);
+	TEST_ASSERT_VAL("stats line", !fjt_stats_line(fp, 0, line, sizeof(line)));
 	TEST_ASSERT_VAL("counted",
 			strstr(line, "revision numbers missing); 1 unordered; 0 in doubt\n"));
 	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 1 instructions were decoded"));
@@ -947,7 +950,6 @@ static int test__flowjit_suspect(struct test_suite *t __maybe_unused,
 	struct flowjit_pt *fp;
 	enum intel_pt_insn_op op;
 	char line[2048] = "";
-	FILE *f;
 
 	fjt_pages();
 	TEST_ASSERT_VAL("store", st && !fjt_fault(st, 7, FJT_IP, 1, fjt_old, 90));
@@ -975,11 +977,7 @@ static int test__flowjit_suspect(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("all by time", s.insns[FLOWJIT_TIE_TIME] == 3);
 
 	/* what perf prints: always a warning for suspect instructions */
-	f = fmemopen(line, sizeof(line) - 1, "w");
-	TEST_ASSERT_VAL("fmemopen", f);
-	flowjit_pt__fprintf_stats(fp, -1, f);
-	fclose(f);
-	pr_debug("%s", line);
+	TEST_ASSERT_VAL("stats line", !fjt_stats_line(fp, -1, line, sizeof(line)));
 	TEST_ASSERT_VAL("decode line",
 			strstr(line, "flowjit: decoded 3 instructions from 1 revisions:"));
 	TEST_ASSERT_VAL("suspect counted", strstr(line, " 2 suspect (1 lost windows,"));
