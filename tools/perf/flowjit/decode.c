@@ -635,6 +635,14 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
 	return tied;
 }
 
+void flowjit_pt__error(struct flowjit_pt_queue *q)
+{
+	if (!q || !q->tie.nopen)
+		return;
+	q->in_doubt += q->td_n;
+	q->td_n = 0;
+}
+
 void flowjit_pt__leave(struct flowjit_pt_queue *q, u64 time)
 {
 	if (!q)

@@ -75,6 +75,14 @@ bool flowjit_pt__resume(struct flowjit_pt_queue *q, int pid, int tid, u64 ip, u6
 void flowjit_pt__leave(struct flowjit_pt_queue *q, u64 time);
 
 /*
+ * The decoder of @q's trace failed (it goes on at the next PSB): the
+ * bytes of an open tie may be why, and the TIP.PGE of its fault may be in
+ * what it skips, so what was decoded since from bytes only open ties made
+ * live is counted as in doubt.
+ */
+void flowjit_pt__error(struct flowjit_pt_queue *q);
+
+/*
  * As util/intel-pt.c's walk_insn callback: walk the instructions from
  * *@ip in the images of process @pid (or the kernel's) live at the time
  * the trace @q is at (the decoder's clock, perf time @time, raised by
