@@ -534,9 +534,10 @@ static void pr_qres_overflow(struct pr_qres *r)
 	r->sus_rev = NULL;
 }
 
-/* The open tie was put in doubt (flowjit_tie_doubt()): the instructions
- * decoded since it (or the last doubt) from bytes only it made live are
- * unordered. A trace error line goes before the first of them.
+/* An open tie was put in doubt (flowjit_tie_doubt()): the instructions
+ * decoded since the ties were made (or the last doubt) from bytes only
+ * they made live are unordered. A trace error line goes before the first
+ * of them.
  */
 static void pr_qres_doubt(struct pr_qres *r)
 {
