@@ -652,27 +652,28 @@ void flowjit_pt__leave(struct flowjit_pt_queue *q, u64 time)
 }
 
 /*
- * The instruction at [@ip, @end) of @asid was decoded from bytes read at
- * @time while ties are open: where they differ from those an open tie's
- * alternative time reads (flowjit_tie_alt()), it waits for the ties to
- * close or be put in doubt.
+ * The instruction of @len bytes @bytes at @ip of @asid was decoded from
+ * revision @rev (NULL: maybe from more than one) while ties are open:
+ * where an open tie made it live and the bytes at its alternative time
+ * (flowjit_tie_alt()) differ, it waits for the ties to close or be put in
+ * doubt.
  */
-static void flowjit_pt__tied(struct flowjit_pt_queue *q, u64 asid, u64 ip, u64 end,
-			     u64 clock, u64 time, bool late)
+static void flowjit_pt__tied(struct flowjit_pt_queue *q, const struct flowjit_rev *rev,
+			     u64 asid, u64 ip, const u8 *bytes, size_t len, u64 clock, bool late)
 {
-	unsigned char a[INTEL_PT_INSN_BUF_SZ], b[INTEL_PT_INSN_BUF_SZ];
-	size_t len = min_t(size_t, end - ip, sizeof(a)), na, nb;
+	unsigned char b[INTEL_PT_INSN_BUF_SZ];
 	u64 alt, prev = (u64)-1;
 	unsigned int i;
+	size_t nb;
 
+	len = min_t(size_t, len, sizeof(b));
 	for (i = 0; i < q->tie.nopen; i++) {
 		alt = flowjit_tie_alt(&q->tie, i, clock);
-		if (alt >= time || alt == prev)
+		if ((rev && rev->time <= alt) || alt == prev)
 			continue;
 		prev = alt;
-		na = flowjit_store_read(q->fp->store, asid, ip, time, late, a, len, NULL);
 		nb = flowjit_store_read(q->fp->store, asid, ip, alt, late, b, len, NULL);
-		if (na != nb || memcmp(a, b, na)) {
+		if (nb != len || memcmp(bytes, b, len)) {
 			q->td_n++;
 			return;
 		}
@@ -829,8 +830,10 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 		ret = 0;
 		if (!kernel)
 			flowjit_pt__unordered(q, cur, *ip, *ip + insn->length, time, clock_max);
-		if (q->tie.nopen)
-			flowjit_pt__tied(q, asid, *ip, *ip + insn->length, clock, time, late);
+		/* a copy may span two revisions: compare it whatever made them live */
+		if (q->tie.nopen && (bytes == buf || cur->time > clock))
+			flowjit_pt__tied(q, bytes == buf ? NULL : cur, asid, *ip, bytes,
+					 insn->length, clock, late);
 		if (insn->branch != INTEL_PT_BR_NO_BRANCH)
 			break;
 		if (max_insn_cnt && *insn_cnt >= max_insn_cnt)

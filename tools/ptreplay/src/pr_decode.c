@@ -1083,6 +1083,17 @@ static void pr_qres_rev_insns(struct pr_qres *r, const struct flowjit_rev *rev,
 static uint64_t pr_qres_blk_next_ip(struct pr_qres *r,
 				    const struct pt_block *blk, uint64_t ip);
 
+/* The end of a run of @blk from @lo: @hi, or if 0 the end of its one
+ * instruction at @lo (read only now), or @lo + 15 if unknown.
+ */
+static uint64_t pr_qres_run_end(struct pr_qres *r, const struct pt_block *blk,
+				uint64_t lo, uint64_t hi)
+{
+	if (!hi && blk)
+		hi = pr_qres_blk_next_ip(r, blk, lo);
+	return hi > lo ? hi : lo + 15;
+}
+
 /* @n instructions in [@lo, @hi) decoded from user JIT revision @rev (@hi
  * 0: the one instruction of @blk at @lo, its end read only if needed):
  * the clock lags the real time by less than one MTC period (the next MTC
@@ -1118,10 +1129,7 @@ static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 	}
 	if (!r->uo_page)
 		return;
-	if (!hi && blk)
-		hi = pr_qres_blk_next_ip(r, blk, lo);
-	if (hi <= lo)
-		hi = lo + 15;
+	hi = pr_qres_run_end(r, blk, lo, hi);
 	if (!flowjit_store_unordered(fj, rev, lo, hi, r->uo_max))
 		return;
 	r->uo = 1;
@@ -1168,17 +1176,16 @@ static void pr_qres_tied(struct pr_qres *r, const struct flowjit_rev *rev,
 	uint32_t space;
 	unsigned int i;
 
-	if (!r->tie.nopen)
+	/* live by the clock: no tie made it live */
+	if (!r->tie.nopen || rev->time <= r->time)
 		return;
-	if (!hi && blk)
-		hi = pr_qres_blk_next_ip(r, blk, lo);
-	if (hi <= lo)
-		hi = lo + 15;
 	space = lo >> 63 ? 0 : r->space;
 	for (i = 0; i < r->tie.nopen; i++) {
 		alt = flowjit_tie_alt(&r->tie, i, r->time);
 		if (rev->time <= alt || alt == prev)
 			continue;
+		if (prev == UINT64_MAX)
+			hi = pr_qres_run_end(r, blk, lo, hi);
 		prev = alt;
 		if (pr_qres_bytes_differ(r, space, lo, hi, r->ltime, alt))
 			break;
