@@ -9,7 +9,8 @@
  *               instruction on its CPU (costs->sw; only when threads
  *               share CPUs: nr_cpus > 0), before the very first one the
  *               exec that enabled tracing (costs->exec: in start-at mode
- *               the start signal's delivery); then the
+ *               the start signal's delivery, the free run before it at
+ *               the tracer's own times); then the
  *               events attached to it (interrupts, exec faults: each a
  *               window [hw_start, hw_end]); then the instruction executes
  *               at H and takes costs->insn
@@ -210,6 +211,21 @@ static int ps_hw_insn(struct ps_hw_walk *w, size_t r)
 	uint64_t x = rec->tsc;
 	int err, sw;
 
+	/*
+	 * Start-at mode: the program ran untraced up to the start signal,
+	 * and everything logged meanwhile (mappings, the exec fault images
+	 * of JIT code it compiled) happened at its own time, before tracing
+	 * began. Tracing is enabled when the tracer stops the thread there
+	 * (TraceEn 0 -> 1: the PSB+ and TSC carry that time), not at the
+	 * exec, where the walk's clock still is.
+	 */
+	if (!w->begun && (w->gt->hdr.flags & GT_FLAG_START_SIGNAL) &&
+	    rec->tsc > w->h) {
+		w->h = rec->tsc;
+		err = ps_hw_anchor(t, rec->tsc, w->h);
+		if (err)
+			return err;
+	}
 	t->pre[r] = w->h;
 	sw = ps_hw_switch(w, rec->tid);
 	if (sw < 0)

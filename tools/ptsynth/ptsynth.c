@@ -493,12 +493,21 @@ static void report_time(const struct cli *c, const struct gt_trace *gt,
 	char fault_ip[48];
 	uint64_t first = gt->nr_recs ? gt->recs[0]->tsc : 0;
 	uint64_t last = gt->nr_recs ? gt->recs[gt->nr_recs - 1]->tsc : 0;
+	uint64_t hw_first = first;
+	int i;
 
+	/* hardware time from the first trace's start (start-at mode: the
+	 * start signal, not the exec)
+	 */
+	for (i = 0; i < res->nr_streams; i++)
+		if (res->streams[i].first_tsc &&
+		    (hw_first == first || res->streams[i].first_tsc < hw_first))
+			hw_first = res->streams[i].first_tsc;
 	fprintf(stderr, "ptsynth: timing %s: %llu MTC, %llu CYC; %.3f ms of hardware time, %.3f s traced\n",
 		timing_name(c->timing), (unsigned long long)res->nr_mtc,
 		(unsigned long long)res->nr_cyc,
 		(ps_perf_tsc_to_time(tm->hw.end, tc) -
-		 ps_perf_tsc_to_time(first, tc)) / 1e6,
+		 ps_perf_tsc_to_time(hw_first, tc)) / 1e6,
 		(ps_perf_tsc_to_time(last, tc) -
 		 ps_perf_tsc_to_time(first, tc)) / 1e9);
 	if (tm->have_sb)

@@ -115,6 +115,39 @@ static void one_thread(void)
 }
 
 /*
+ * Start-at mode: the program ran untraced from its exec (comm at 1000)
+ * to the start signal; a mapping (2000) and an exec fault image (5000)
+ * of that free run happened before tracing was enabled, so they map
+ * before the trace's start (its PSB and TSC), which is where the tracer
+ * stopped the thread for the first insn (10000), not at the exec.
+ */
+static void start_at(void)
+{
+	struct ps_synth_fault f[] = { { .tid = 100, .tsc = 5000 } };
+	struct ps_ev_list ev = { 0 };
+	struct ps_hwtime t;
+	struct gtr b;
+
+	build_one(&b);
+	b.t.hdr.flags |= GT_FLAG_START_SIGNAL;
+	if (ps_ev_add_faults(&ev, &b.t, f, 1) || ps_hwtime_build(&t, &b.t,
+							      &costs, 0, &ev))
+		return;
+	TAP_OK(ev.nr_faults_before == 1 && t.pre[2] == 10000 &&
+	       t.hw[2] == 10000 + costs.exec,
+	       "unit: hwtime: start-at mode: the trace starts where the tracer stopped the thread at the start signal (%llu), then the delivery",
+	       (unsigned long long)t.pre[2]);
+	TAP_OK(ps_hwtime_map(&t, 5000) < t.pre[2] && t.hw[1] < t.pre[2] &&
+	       ps_hwtime_map(&t, 5000) == 5000 && t.hw[1] == 2000,
+	       "unit: hwtime: start-at mode: an exec fault image and a mapping of the free run land before the trace starts, at their own times");
+	TAP_OK(monotonic(&t, 0, 800000),
+	       "unit: hwtime: start-at mode: the map is monotonic");
+	ps_hwtime_free(&t);
+	ps_ev_free(&ev);
+	gtr_free(&b);
+}
+
+/*
  * Two threads stepped at once: a GT_INSN's TSC (its stop) can be below
  * the one written before it.  Anchors never go back; a switch costs when
  * the threads share a CPU, not when each has its own core.
@@ -261,6 +294,7 @@ int main(void)
 				     .time_zero = (uint64_t)-336915126 };
 
 	one_thread();
+	start_at();
 	two_threads();
 	fault_behind_other_thread();
 	inverse(&fast, "2.4 GHz TSC");
