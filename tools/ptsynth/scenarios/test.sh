@@ -279,6 +279,23 @@ for n in "${names[@]}"; do
 		      $? "$d/fip$mtc.flow" "$d/perf-fip$mtc.data"
 	done
 
+	# 1c''. no MTC (perf's mtc=0): TSC packets only, at PSB+ and where
+	# tracing is enabled, so the clock can stay behind for the whole
+	# trace. A thread that runs alone orders its code by its own exec
+	# faults (ties); ptreplay must decode it exactly. Where threads
+	# share the code nothing bounds how far the clock lags the other
+	# threads, and ptreplay does not check that: not tested
+	# (tools/ptreplay/README.rst, "Revision switches tied to faults")
+	if ((nthreads == 1)); then
+		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+			"${adv[@]}" --no-mtc -o "$d/perf-nomtc.data" 2> "$d/synth-nomtc.err"
+		"$ptreplay" decode -i "$d/perf-nomtc.data" --flow > "$d/nomtc.flow" 2> /dev/null
+		exact "no MTC, adversarial timing: ptreplay decodes all $total instructions as executed" \
+		      $? "$d/nomtc.flow" "$d/perf-nomtc.data"
+	else
+		echo "# $n: no MTC: not checked with $nthreads threads (the clock's lag on other threads is unbounded)"
+	fi
+
 	# 1d. the last exec fault image lost (a PERF_RECORD_LOST in its place):
 	# ptreplay must say so (suspect instructions, exit 2), and decode
 	# nothing wrongly before the first instruction it marks
