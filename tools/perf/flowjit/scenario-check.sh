@@ -110,9 +110,10 @@ for d in "$@"; do
 	# 1b. hardware timing at its hardest (every image written just before
 	# its fault returns, interrupts around JIT rewrites: ptsynth's
 	# scenarios/test.sh makes these), and per-CPU on two CPUs; a coarse
-	# clock, and an interrupt at each fault's IP before it: exact, or
-	# perf warns of what it cannot order or of ties in doubt
-	for v in adv cpu delta mtc9 fip3 fip9; do
+	# clock, no MTC (single-threaded scenarios only: tools/ptsynth's
+	# scenarios/test.sh), and an interrupt at each fault's IP before it:
+	# exact, or perf warns of what it cannot order or of ties in doubt
+	for v in adv cpu delta mtc9 nomtc fip3 fip9; do
 		[[ -s $d/perf-$v.data ]] || continue
 		decode "$n" "$d/perf-$v.data" "$w/$v" PERF_CONFIG=/dev/null
 		insns=$(cat "$w/$v.insns") errs=$(cat "$w/$v.errors") rc=$(cat "$w/$v.rc")
@@ -121,6 +122,7 @@ for d in "$@"; do
 		cpu) what="per-CPU on 2 CPUs, images at the end of their faults:" ;;
 		delta) what="delta records, images at the end of their faults:" ;;
 		mtc9) what="MTC period 9, images at the end of their faults:" ;;
+		nomtc) what="no MTC, images at the end of their faults:" ;;
 		fip*) what="an interrupt at each fault's IP before it, MTC period ${v#fip}:" ;;
 		esac
 		what+=" perf script decodes all $total instructions as executed"
