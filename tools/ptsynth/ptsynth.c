@@ -493,16 +493,17 @@ static void report_time(const struct cli *c, const struct gt_trace *gt,
 	char fault_ip[48];
 	uint64_t first = gt->nr_recs ? gt->recs[0]->tsc : 0;
 	uint64_t last = gt->nr_recs ? gt->recs[gt->nr_recs - 1]->tsc : 0;
-	uint64_t hw_first = first;
+	uint64_t hw_first = UINT64_MAX;
 	int i;
 
 	/* hardware time from the first trace's start (start-at mode: the
 	 * start signal, not the exec)
 	 */
 	for (i = 0; i < res->nr_streams; i++)
-		if (res->streams[i].first_tsc &&
-		    (hw_first == first || res->streams[i].first_tsc < hw_first))
+		if (res->streams[i].first_tsc && res->streams[i].first_tsc < hw_first)
 			hw_first = res->streams[i].first_tsc;
+	if (hw_first == UINT64_MAX)
+		hw_first = first;
 	fprintf(stderr, "ptsynth: timing %s: %llu MTC, %llu CYC; %.3f ms of hardware time, %.3f s traced\n",
 		timing_name(c->timing), (unsigned long long)res->nr_mtc,
 		(unsigned long long)res->nr_cyc,
