@@ -422,19 +422,19 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
 /*
  * Revisions the clock cannot order.
  *
- * A decoder's clock lags the real time by up to a timing period: one MTC
- * period when no MTC was dropped. A thread that did not take the exec
- * fault (another thread of its process did, and the page is executable
- * again) may run a page's new bytes while its clock is still before the
- * image's time. The trace then cannot say which revision ran: where the
- * two revisions' bytes differ, a decoder that picks by the clock may
- * decode the old ones. It must say so.
+ * A decoder's clock lags the real time: by less than one MTC period when
+ * no MTC was dropped; without MTC, up to the next TSC packet. A thread
+ * that did not take the exec fault (another thread of its process did,
+ * and the page is executable again) may run a page's new bytes while its
+ * clock is still before the image's time. The trace then cannot say
+ * which revision ran: where the two revisions' bytes differ, a decoder
+ * that picks by the clock may decode the old ones. It must say so.
  *
- * Returns true if the revision live at @time (the latest real time the
- * read may be at) at some address of [@lo, @hi) within @rev is another
- * one, newer than @rev, whose bytes there differ from @rev's; false if
- * the bytes read from @rev there are those of every revision up to
- * @time, or for a NULL argument.
+ * Returns true if a revision newer than @rev, made up to @time (the
+ * latest real time the read may be at), covers an address of [@lo, @hi)
+ * within @rev with other bytes than @rev's there, whether it was
+ * replaced or retired by @time or not; false if the bytes read from @rev
+ * there are those of every revision up to @time, or for a NULL argument.
  */
 bool flowjit_store_unordered(const struct flowjit_store *st, const struct flowjit_rev *rev,
 			     uint64_t lo, uint64_t hi, uint64_t time);
@@ -624,6 +624,19 @@ bool flowjit_tie_suspect(const struct flowjit_tie *tie, const struct flowjit_rev
 
 /* Returns the time to look code up at for a decoder clock of @time. */
 uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time);
+
+/*
+ * Returns the time of the followed thread's first fault image after the
+ * lookup time @time (flowjit_tie_time()), UINT64_MAX if there is none or
+ * it cannot be known. The thread has not reached that fault in its trace:
+ * a fault comes at the first fetch of the bytes it images and is tied at
+ * its TIP.PGE, and the faults up to @time were tied or passed by the
+ * clock. So what the thread runs now ran before that time, a bound on the
+ * real time where the clock gives none (no MTC). Unknown: after an
+ * overflow (a fault's TIP.PGE may be lost), or where the next fault has
+ * no IP (older kernels: never tied, the thread may be past it).
+ */
+uint64_t flowjit_tie_next_fault(const struct flowjit_tie *tie, uint64_t time);
 
 /* Returns why @rev is the answer at the decoder clock @time (see above). */
 enum flowjit_tie_how flowjit_tie_how(const struct flowjit_tie *tie, const struct flowjit_rev *rev,

@@ -1012,30 +1012,44 @@ bool flowjit_store_suspect(const struct flowjit_store *st, const struct flowjit_
 	return sp && flowjit_space_gap_after(sp, rev, time);
 }
 
+/* What flowjit_store_unordered() looks for: in [lo, hi), up to time. */
+struct flowjit_store_uo {
+	const struct flowjit_rev	*rev;
+	uint64_t			lo, hi, time;
+};
+
+/* Returns 1 if the revision at @n is newer than @arg's, up to its time,
+ * and its bytes differ from it in its range (stops the walk).
+ */
+static int flowjit_store_differs(const struct flowjit_node *n, void *arg)
+{
+	const struct flowjit_store_rev *r = flowjit_entry(n, struct flowjit_store_rev, node);
+	const struct flowjit_store_uo *u = arg;
+	uint64_t lo = u->lo > r->rev.start ? u->lo : r->rev.start;
+	uint64_t hi = u->hi < r->rev.end ? u->hi : r->rev.end;
+
+	if (lo >= hi || r->rev.time > u->time ||
+	    !flowjit_later(r->rev.time, r->rev.seq, u->rev->time, u->rev->seq))
+		return 0;
+	return memcmp(r->rev.bytes + (lo - r->rev.start),
+		      u->rev->bytes + (lo - u->rev->start), hi - lo) != 0;
+}
+
 bool flowjit_store_unordered(const struct flowjit_store *st, const struct flowjit_rev *rev,
 			     uint64_t lo, uint64_t hi, uint64_t time)
 {
+	const struct flowjit_store_space *sp;
+	struct flowjit_store_uo u = { .rev = rev, .time = time };
+
 	if (!st || !rev || time <= rev->time)
 		return false;
-	if (lo < rev->start)
-		lo = rev->start;
-	if (hi > rev->end)
-		hi = rev->end;
-	while (lo < hi) {
-		const struct flowjit_rev *r;
-		const uint8_t *bytes;
-		size_t n;
-
-		n = flowjit_store_span(st, rev->asid, lo, time, false, &bytes, &r, NULL);
-		if (!n)
-			return false;	/* retired: no newer bytes to run */
-		if (n > hi - lo)
-			n = hi - lo;
-		if (r != rev && memcmp(bytes, rev->bytes + (lo - rev->start), n))
-			return true;
-		lo += n;
-	}
-	return false;
+	u.lo = lo < rev->start ? rev->start : lo;
+	u.hi = hi > rev->end ? rev->end : hi;
+	sp = flowjit_store_space(st, rev->asid);
+	if (!sp || u.lo >= u.hi)
+		return false;
+	/* every revision up to @time may have run, retired since or not */
+	return flowjit_node_overlap(sp->revs, u.lo, u.hi - 1, flowjit_store_differs, &u);
 }
 
 const struct flowjit_rev *flowjit_store_next_fault(const struct flowjit_store *st,

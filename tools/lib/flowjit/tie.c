@@ -235,6 +235,21 @@ uint64_t flowjit_tie_time(const struct flowjit_tie *tie, uint64_t time)
 	return tie->floor > time ? tie->floor : time;
 }
 
+uint64_t flowjit_tie_next_fault(const struct flowjit_tie *tie, uint64_t time)
+{
+	const struct flowjit_rev *f;
+	uint64_t after = tie->floor, seq = tie->floor_seq;
+
+	if (!tie->st || !tie->thread || tie->ovf)
+		return UINT64_MAX;
+	if (time > after) {
+		after = time;
+		seq = UINT64_MAX - 1;
+	}
+	f = flowjit_store_next_fault(tie->st, tie->asid, tie->tid, after, seq);
+	return f && f->id ? f->time : UINT64_MAX;
+}
+
 enum flowjit_tie_how flowjit_tie_how(const struct flowjit_tie *tie, const struct flowjit_rev *rev,
 				     uint64_t time)
 {

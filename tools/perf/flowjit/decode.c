@@ -758,6 +758,29 @@ static void flowjit_pt__unordered(struct flowjit_pt_queue *q, const struct flowj
 		q->unordered++;
 }
 
+/*
+ * The latest real time of the instructions a walk at lookup time @time
+ * decodes for thread @tid, where util/intel-pt.c knows no bound (no MTC:
+ * the clock moves only at TSC packets). What a thread runs before its
+ * next exec fault's TIP.PGE ran before that fault's time
+ * (flowjit_tie_next_fault()), so a thread that runs alone is never
+ * unordered against its own faults. With no such fault (none left, an
+ * overflow, faults without an IP, another thread) nothing bounds it and
+ * every newer revision may be what ran. ptreplay also takes the next TSC
+ * packet as a bound; perf's decoder does not look ahead for it, so perf
+ * warns of more such instructions than ptreplay does, never of fewer.
+ */
+static u64 flowjit_pt__max_no_mtc(struct flowjit_pt_queue *q, int tid, u64 time)
+{
+	u64 f = UINT64_MAX;
+
+	if (q->tie.thread && q->tie.tid == (u32)tid)
+		f = flowjit_tie_next_fault(&q->tie, time);
+	if (f == UINT64_MAX || !f)
+		return (u64)-2;
+	return f - 1;
+}
+
 int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, u64 clock,
 		     u64 clock_max, bool late, struct intel_pt_insn *insn, u64 *insn_cnt,
 		     u64 *ip, u64 to_ip, u64 max_insn_cnt)
@@ -781,6 +804,8 @@ int flowjit_pt__walk(struct flowjit_pt_queue *q, int pid, int tid, bool kernel, 
 	len = flowjit_store_span(fp->store, asid, *ip, time, late, &bytes, &rev, &fp->reads);
 	if (!len)
 		return FLOWJIT_WALK_NONE;
+	if (!kernel && clock != (u64)-1 && clock_max == (u64)-1)
+		clock_max = flowjit_pt__max_no_mtc(q, tid, time);
 	if (!kernel && rev->kind == FLOWJIT_KIND_USER_JIT)
 		flowjit_pt__name_user_code(fp, rev, pid);
 	cur = rev;

@@ -99,7 +99,8 @@ void flowjit_pt__error(struct flowjit_pt_queue *q);
  * and the instructions decoded from suspect revisions
  * (flowjit_store_suspect() at the time looked up at). The real time of
  * the instructions walked is at most @clock_max (the clock plus one MTC
- * period: the next MTC comes by then; U64_MAX: no bound): a user JIT
+ * period: the next MTC comes by then; U64_MAX: no MTC, then the
+ * thread's next exec fault bounds it, or nothing does): a user JIT
  * instruction whose bytes a newer image live by then changes is counted
  * as unordered (flowjit_store_unordered()), since the trace cannot tell
  * which revision a thread that did not take the fault ran.

@@ -893,8 +893,10 @@ static int test__flowjit_tie_interrupt(struct test_suite *t __maybe_unused,
  * with its clock at 145 the old jmp is decoded, and a real time up to 155
  * (one MTC period on) may be past revision 2's image at 150, whose bytes
  * at FJT_IP differ. The instruction is counted unordered and perf warns;
- * with the real time at most 149 (or no bound) it is not. (That unchanged
- * bytes are not is libflowjit's test-tie.)
+ * with the real time at most 149 it is not. Without MTC (no bound from
+ * util/intel-pt.c) thread 7's own next fault, at 150, bounds what it runs
+ * before it: not unordered; nothing bounds thread 8's: unordered. (That
+ * unchanged bytes are not is libflowjit's test-tie.)
  */
 static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 				   int subtest __maybe_unused)
@@ -910,8 +912,11 @@ static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 	TEST_ASSERT_VAL("queue", q);
 	TEST_ASSERT_VAL("before the image's time: old jmp",
 			fjt_walk_max(q, 8, FJT_IP, 145, 149, &op) == 1 && op == INTEL_PT_OP_JMP);
-	TEST_ASSERT_VAL("no bound: old jmp",
-			fjt_walk(q, 8, FJT_IP, 145, &op) == 1 && op == INTEL_PT_OP_JMP);
+	/* thread 7 resumes at another IP of the page: no tie, but followed */
+	TEST_ASSERT_VAL("other IP: no tie",
+			!flowjit_pt__resume(q, FJT_PID, 7, FJT_IP + 8, 140, (u64)-1, ++fjt_insns));
+	TEST_ASSERT_VAL("no MTC, the faulting thread: old jmp",
+			fjt_walk(q, 7, FJT_IP, 145, &op) == 1 && op == INTEL_PT_OP_JMP);
 	flowjit_pt__queue_delete(q);
 	flowjit_pt__stats(fp, &s);
 	TEST_ASSERT_VAL("nothing unordered", !s.unordered);
@@ -922,11 +927,18 @@ static int test__flowjit_unordered(struct test_suite *t __maybe_unused,
 	flowjit_pt__queue_delete(q);
 	flowjit_pt__stats(fp, &s);
 	TEST_ASSERT_VAL("one unordered", s.unordered == 1);
+	q = flowjit_pt__queue_new(fp);
+	TEST_ASSERT_VAL("queue", q);
+	TEST_ASSERT_VAL("no MTC, another thread: old jmp",
+			fjt_walk(q, 8, FJT_IP, 145, &op) == 1 && op == INTEL_PT_OP_JMP);
+	flowjit_pt__queue_delete(q);
+	flowjit_pt__stats(fp, &s);
+	TEST_ASSERT_VAL("two unordered", s.unordered == 2);
 
 	TEST_ASSERT_VAL("stats line", !fjt_stats_line(fp, 0, line, sizeof(line)));
 	TEST_ASSERT_VAL("counted",
-			strstr(line, "revision numbers missing); 1 unordered; 0 in doubt\n"));
-	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 1 instructions were decoded"));
+			strstr(line, "revision numbers missing); 2 unordered; 0 in doubt\n"));
+	TEST_ASSERT_VAL("warning", strstr(line, "flowjit: warning: 2 instructions were decoded"));
 	TEST_ASSERT_VAL("why", strstr(line, " from user JIT code that a newer image"));
 	flowjit_pt__delete(fp);
 	return TEST_OK;

@@ -1094,41 +1094,162 @@ static uint64_t pr_qres_run_end(struct pr_qres *r, const struct pt_block *blk,
 	return hi > lo ? hi : lo + 15;
 }
 
+/* The decoder's offset in the queue's trace (not in its piece). */
+static int pr_qres_offset(struct pr_qres *r, uint64_t *off)
+{
+	int err = r->bdec ? pt_blk_get_offset(r->bdec, off) :
+			    pt_insn_get_offset(r->dec, off);
+
+	if (!err)
+		*off += r->base;
+	return err;
+}
+
+/* Without MTC: the TSC packets of the piece in @config, whose first byte
+ * is at r->base in the queue, into r->tscs. One missed (no memory, a
+ * packet that does not decode) only widens pr_qres_uo_max()'s window.
+ */
+static void pr_qres_scan_tsc(struct pr_qres *r, const struct pt_config *config)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_packet p;
+	struct pr_tsc_at *t;
+	uint64_t off;
+	int status;
+
+	r->ntscs = 0;
+	if (r->mtc_ticks || !r->rp->store.fj)
+		return;
+	pkt = pt_pkt_alloc_decoder(config);
+	if (!pkt)
+		return;
+	status = pt_pkt_sync_forward(pkt);
+	while (status >= 0) {
+		if (pt_pkt_get_offset(pkt, &off) < 0)
+			break;
+		status = pt_pkt_next(pkt, &p, sizeof(p));
+		if (status == -pte_eos)
+			break;
+		if (status < 0) {
+			status = pt_pkt_sync_forward(pkt);
+			continue;
+		}
+		if (p.type != ppt_tsc)
+			continue;
+		if (r->ntscs == r->captscs) {
+			size_t cap = r->captscs ? 2 * r->captscs : 64;
+
+			t = realloc(r->tscs, cap * sizeof(*t));
+			if (!t)
+				break;
+			r->tscs = t;
+			r->captscs = cap;
+		}
+		r->tscs[r->ntscs].off = r->base + off;
+		r->tscs[r->ntscs].tsc = p.payload.tsc.tsc;
+		r->ntscs++;
+	}
+	pt_pkt_free_decoder(pkt);
+}
+
+/* Forget the piece's TSC packets (pr_qres_scan_tsc()). */
+static void pr_qres_free_tscs(struct pr_qres *r)
+{
+	free(r->tscs);
+	r->tscs = NULL;
+	r->ntscs = 0;
+	r->captscs = 0;
+}
+
+/* Without MTC: the TSC of the first TSC packet at or after the decoder's
+ * offset, else of the next piece's PSB+; 0 if none is known. The trace's
+ * packets go out in order, so it was sent after what was decoded so far
+ * (a packet the decoder read ahead of its instruction is passed over,
+ * which only widens the window).
+ */
+static uint64_t pr_qres_next_tsc(struct pr_qres *r)
+{
+	size_t lo = 0, hi = r->ntscs, mid;
+	uint64_t off;
+
+	if (pr_qres_offset(r, &off) < 0)
+		return 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r->tscs[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->ntscs ? r->tscs[lo].tsc : r->next_piece_tsc;
+}
+
+/* The latest real time of the instruction being decoded. With MTC the
+ * clock lags the real time by less than one MTC period (the next MTC
+ * comes when the crystal clock bit toggles again). Without, the next TSC
+ * packet bounds it, and so does the thread's next fault
+ * (flowjit_tie_next_fault()): a thread that runs alone is never
+ * unordered against its own faults. UINT64_MAX if nothing bounds it.
+ */
+static uint64_t pr_qres_uo_max(struct pr_qres *r)
+{
+	uint64_t tsc, max, f;
+
+	if (r->mtc_ticks)
+		return pr_tsc_to_perf(&r->rp->info, r->tsc + r->mtc_ticks);
+	tsc = pr_qres_next_tsc(r);
+	max = tsc ? pr_tsc_to_perf(&r->rp->info, tsc) : UINT64_MAX;
+	f = flowjit_tie_next_fault(&r->tie, r->ltime);
+	if (f != UINT64_MAX && f && f <= max)
+		max = f - 1;
+	return max;
+}
+
+/* Whether a revision newer than user JIT revision @rev, made before the
+ * latest real time (pr_qres_uo_max()), has other bytes anywhere in its
+ * page; per revision, lookup time and latest real time, where a new run
+ * of unordered instructions starts.
+ */
+static int pr_qres_uo_page(struct pr_qres *r, const struct flowjit_rev *rev)
+{
+	const struct flowjit_store *fj = r->rp->store.fj;
+	uint64_t max;
+
+	if (!fj || !r->tsc || rev->kind != FLOWJIT_KIND_USER_JIT)
+		return 0;
+	max = pr_qres_uo_max(r);
+	if (rev != r->uo_rev || r->ltime != r->uo_time || max != r->uo_max) {
+		r->uo_rev = rev;
+		r->uo_time = r->ltime;
+		r->uo_max = max;
+		r->uo_page = max > r->ltime &&
+			     flowjit_store_unordered(fj, rev, rev->start,
+						     rev->end, max);
+		r->uo = 0;
+	}
+	return r->uo_page;
+}
+
 /* @n instructions in [@lo, @hi) decoded from user JIT revision @rev (@hi
  * 0: the one instruction of @blk at @lo, its end read only if needed):
- * the clock lags the real time by less than one MTC period (the next MTC
- * comes when the crystal clock bit toggles again), so a newer image of
- * the page made before clock + period may be what ran, if another thread
- * faulted for it (a tie moves the lookup time for the faulting one).
- * Where its bytes differ from @rev's the trace cannot say which ran: say
- * so, and count them (flowjit_store_unordered()). Without MTC the lag
- * has no such bound and nothing is checked.
+ * a newer image of the page made before the latest real time may be what
+ * ran, if another thread faulted for it (a tie moves the lookup time for
+ * the faulting one). Where its bytes differ from @rev's the trace cannot
+ * say which ran: say so, and count them (flowjit_store_unordered()).
  */
 static void pr_qres_unordered(struct pr_qres *r, const struct flowjit_rev *rev,
 			      const struct pt_block *blk, uint64_t lo,
 			      uint64_t hi, uint64_t n)
 {
 	const struct flowjit_store *fj = r->rp->store.fj;
-	int was = r->uo;
+	int was;
 
-	r->uo = 0;
-	if (!fj || !r->mtc_ticks || !r->tsc || rev->kind != FLOWJIT_KIND_USER_JIT)
+	if (!pr_qres_uo_page(r, rev)) {
+		r->uo = 0;
 		return;
-	/* per revision and clock: the latest real time, and whether a
-	 * newer revision differs anywhere in the page by then
-	 */
-	if (rev != r->uo_rev || r->ltime != r->uo_time || r->tsc != r->uo_tsc) {
-		r->uo_rev = rev;
-		r->uo_time = r->ltime;
-		r->uo_tsc = r->tsc;
-		r->uo_max = pr_tsc_to_perf(&r->rp->info, r->tsc + r->mtc_ticks);
-		r->uo_page = r->uo_max > r->ltime &&
-			     flowjit_store_unordered(fj, rev, rev->start,
-						     rev->end, r->uo_max);
-		was = 0;
 	}
-	if (!r->uo_page)
-		return;
+	was = r->uo;
+	r->uo = 0;
 	hi = pr_qres_run_end(r, blk, lo, hi);
 	if (!flowjit_store_unordered(fj, rev, lo, hi, r->uo_max))
 		return;
@@ -1430,6 +1551,11 @@ static void pr_qres_insns(struct pr_qres *r, const struct pt_block *blk,
 		rev = pr_rimage_dec_rev(r->rd, blk->isid);
 	else
 		walk_rev = r->rp->store.fj != NULL;
+	/* where a newer revision may have run: one by one, as without
+	 * sections, so that only the instructions whose bytes differ count
+	 */
+	if (rev && n > 1 && pr_qres_uo_page(r, rev))
+		walk_rev = 1;
 	if (!walk_rev) {
 		r->ninsn += 1;
 		if (rev) {
@@ -1525,17 +1651,6 @@ static int pr_qres_sync_forward(struct pr_qres *r)
 {
 	return r->bdec ? pt_blk_sync_forward(r->bdec) :
 			 pt_insn_sync_forward(r->dec);
-}
-
-/* The decoder's offset in the queue's trace (not in its piece). */
-static int pr_qres_offset(struct pr_qres *r, uint64_t *off)
-{
-	int err = r->bdec ? pt_blk_get_offset(r->bdec, off) :
-			    pt_insn_get_offset(r->dec, off);
-
-	if (!err)
-		*off += r->base;
-	return err;
 }
 
 static int pr_qres_event(struct pr_qres *r, struct pt_event *ev)
@@ -2050,10 +2165,11 @@ static void pr_qres_next_start(struct pr_qres *r, size_t at)
 	struct pt_config config;
 	uint8_t head[4096];
 	size_t n = q->size - at < sizeof(head) ? q->size - at : sizeof(head);
-	uint64_t ip;
+	uint64_t ip, tsc;
 	int status;
 
 	r->stop_valid = 0;
+	r->next_piece_tsc = 0;
 	if (!n)
 		return;
 	pr_queue_copy(q, at, head, n);
@@ -2070,6 +2186,9 @@ static void pr_qres_next_start(struct pr_qres *r, size_t at)
 		r->stop_ip = ip;
 		r->stop_valid = 1;
 	}
+	/* its PSB+ TSC, sent after this piece's last instruction */
+	if (status >= 0 && pt_qry_time(qry, &tsc, NULL, NULL) >= 0)
+		r->next_piece_tsc = tsc;
 	pt_qry_free_decoder(qry);
 }
 
@@ -2106,7 +2225,9 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	config.begin = (uint8_t *)buf;
 	config.end = (uint8_t *)buf + (end - at);
 	pr_qres_timing(r, &config);
+	pr_qres_scan_tsc(r, &config);
 	if (pr_qres_alloc(r, &config) < 0) {
+		pr_qres_free_tscs(r);
 		r->failed = 1;
 		return -1;
 	}
@@ -2162,6 +2283,7 @@ static int pr_qres_decode_piece(struct pr_qres *r, size_t at, size_t end,
 	r->dec = NULL;
 	r->bdec = NULL;
 	r->image = NULL;
+	pr_qres_free_tscs(r);
 	if (!pr_qres_split(r))
 		pr_qres_release(r, at, end);
 	return ended;

@@ -102,6 +102,11 @@ struct pr_fn {
 /* Names a queue keeps (for the epoch and address space in effect). */
 #define PR_FN_CACHE	16
 
+/* A TSC packet of a piece: its offset in the queue, the TSC it gives. */
+struct pr_tsc_at {
+	uint64_t off, tsc;
+};
+
 /* The results and state of decoding one queue. */
 struct pr_qres {
 	struct pr_replay *rp;
@@ -134,9 +139,16 @@ struct pr_qres {
 	uint64_t nsuspect, nsuspect_runs;
 	/* Instructions the clock cannot order against a newer image. */
 	const struct flowjit_rev *uo_rev;
-	uint64_t uo_time, uo_tsc;	/* the lookup time and clock it is for */
+	uint64_t uo_time;		/* the lookup time it is for */
 	uint64_t uo_max;		/* the latest real time then */
 	int uo_page, uo;		/* a newer page differs; so did the last */
+	/* Without MTC: the piece's TSC packets by offset, and the TSC of
+	 * the next piece's PSB+ (0: none), which bound the real time of
+	 * what is decoded before them (pr_qres_uo_max()).
+	 */
+	struct pr_tsc_at *tscs;
+	size_t ntscs, captscs;
+	uint64_t next_piece_tsc;
 	uint64_t nunordered, nunordered_runs;
 	/* Of them, decoded with bytes only an open tie made live, then put
 	 * in doubt (flowjit_tie_doubt()); since the tie or the last doubt:

@@ -362,7 +362,8 @@ static inline size_t mkpt_fini(struct mkpt *p)
 /* The JIT scenario (pid 100, one per-thread AUX queue):
  *
  * - user JIT page at 0x10000: revision 1 (nop; nop; nop; syscall) from time
- *   1000, sent in 2-byte chunks; revision 2 (nop; syscall) from 3000;
+ *   1000, sent in 2-byte chunks; revision 2 (nop; syscall) from 3000; both
+ *   taken at an exec fault at 0x10000, as the kernel records them;
  * - BPF prog 7 at MKP_KADDR (nop; nop; syscall) from 1000, retired at 2000;
  *   prog 8 reuses the address (nop; syscall) from 2500; both named by KSYMBOL;
  * - an image missing a chunk at 0x30000, one with a bad CRC at 0x40000;
@@ -399,8 +400,8 @@ static inline void mkp_scenario_split(struct mkp *m,
 	mkp_auxtrace_info(m);
 	mkp_comm(m, 100, 100, "jitter", 1, 10);
 	mkp_lost(m, 3, 500);
-	mkp_flowjit(m, 7, 1, 100, 0x10000, rev1, sizeof(rev1), 0, 1, 1000, 2,
-		    -1, 0, crc);
+	mkp_flowjit(m, 7, 1, 100, 0x10000, rev1, sizeof(rev1), 0x10000, 1,
+		    1000, 2, -1, 0, crc);
 	mkp_flowjit(m, 1, 0, 100, MKP_KADDR, progA, sizeof(progA), 7, 1, 1000,
 		    4096, -1, 0, crc);
 	mkp_ksymbol(m, MKP_KADDR, sizeof(progA), "bpf_prog_aaaa_A", 0, 1001);
@@ -414,8 +415,8 @@ static inline void mkp_scenario_split(struct mkp *m,
 	mkp_flowjit(m, 1, 0, 100, MKP_KADDR, progB, sizeof(progB), 8, 1, 2500,
 		    4096, -1, 0, crc);
 	mkp_ksymbol(m, MKP_KADDR, sizeof(progB), "bpf_prog_bbbb_B", 0, 2501);
-	mkp_flowjit(m, 7, 1, 100, 0x10000, rev2, sizeof(rev2), 0, 2, 3000,
-		    4096, -1, 0, crc);
+	mkp_flowjit(m, 7, 1, 100, 0x10000, rev2, sizeof(rev2), 0x10000, 2,
+		    3000, 4096, -1, 0, crc);
 
 	mkpt_init(&pt);
 	mkpt_psb(&pt, 1500);

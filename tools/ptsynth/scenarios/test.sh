@@ -189,18 +189,25 @@ for n in "${names[@]}"; do
 	"$ptreplay" decode -i "$d/perf.data" --chrome-trace "$d/timeline.json" \
 		--folded "$d/stacks.folded" > /dev/null 2> "$d/export.err"
 	rc=$?
+	# exit 2 for unordered instructions only: the export is whole, so it
+	# counts every instruction ptreplay decoded. After a mark that may
+	# differ from the truth (an instruction of other bytes than those
+	# that ran: 1. says so); what the export must count is the flow's.
+	want=$total
+	if ((rc == 2)) && unordered_marked "$d/perf.data"; then
+		rc=0
+		want=$(grep -c . "$d/ptreplay.flow")
+	fi
 	ct=$(python3 "$top/tools/ptreplay/test/check-trace.py" chrome "$d/timeline.json" 2>&1 &&
 	     python3 "$top/tools/ptreplay/test/check-trace.py" folded "$d/stacks.folded" \
-		--total "$total" 2>&1)
+		--total "$want" 2>&1)
 	ctrc=$?
 	jit=$(grep -c '^[^ ]*jit:[0-9]*:0x' "$d/stacks.folded")
-	# exit 2 for unordered instructions only: the export is whole
-	((rc == 2)) && unordered_marked "$d/perf.data" && rc=0
 	if ((rc == 0 && ctrc == 0 && jit > 0)); then
-		ok "$n: exported: a valid Chrome trace and collapsed stacks of all $total instructions, JIT code in $jit stacks ($(tr '\n' ' ' <<< "$ct"))"
+		ok "$n: exported: a valid Chrome trace and collapsed stacks of all $want instructions decoded, JIT code in $jit stacks ($(tr '\n' ' ' <<< "$ct"))"
 	else
 		echo "# $n: $(tail -n 2 <<< "$ct") $(head -n 2 "$d/export.err")"
-		not_ok "$n: exported: a valid Chrome trace and collapsed stacks of all $total instructions, JIT code named (rc $rc, check $ctrc, $jit JIT stacks)"
+		not_ok "$n: exported: a valid Chrome trace and collapsed stacks of all $want instructions decoded, JIT code named (rc $rc, check $ctrc, $jit JIT stacks)"
 	fi
 
 	# revision switches: what tied them (a diagnostic)
@@ -273,7 +280,10 @@ for n in "${names[@]}"; do
 			2> "$d/synth-fip$mtc.err" || { not_ok "$n: ptsynth synth --irq-fault-ip"; break; }
 		nfip=$(sed -n 's/.* \([0-9]*\) at fault IPs.*/\1/p' "$d/synth-fip$mtc.err")
 		# none where no thread ran a fault's IP again before its fault
-		((${nfip:-0})) || break
+		if ! ((${nfip:-0})); then
+			echo "# $n: an interrupt at each exec fault IP: not checked (no thread ran a fault's IP before its fault in this run)"
+			break
+		fi
 		"$ptreplay" decode -i "$d/perf-fip$mtc.data" --flow > "$d/fip$mtc.flow" 2> /dev/null
 		exact "an interrupt at each of $nfip exec fault IPs before its fault, MTC period $mtc: ptreplay decodes all $total instructions as executed" \
 		      $? "$d/fip$mtc.flow" "$d/perf-fip$mtc.data"
@@ -282,19 +292,24 @@ for n in "${names[@]}"; do
 	# 1c''. no MTC (perf's mtc=0): TSC packets only, at PSB+ and where
 	# tracing is enabled, so the clock can stay behind for the whole
 	# trace. A thread that runs alone orders its code by its own exec
-	# faults (ties); ptreplay must decode it exactly. Where threads
-	# share the code nothing bounds how far the clock lags the other
-	# threads, and ptreplay does not check that: not tested
-	# (tools/ptreplay/README.rst, "Revision switches tied to faults")
-	if ((nthreads == 1)); then
-		"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
-			"${adv[@]}" --no-mtc -o "$d/perf-nomtc.data" 2> "$d/synth-nomtc.err"
-		"$ptreplay" decode -i "$d/perf-nomtc.data" --flow > "$d/nomtc.flow" 2> /dev/null
-		exact "no MTC, adversarial timing: ptreplay decodes all $total instructions as executed" \
-		      $? "$d/nomtc.flow" "$d/perf-nomtc.data"
-	else
-		echo "# $n: no MTC: not checked with $nthreads threads (the clock's lag on other threads is unbounded)"
-	fi
+	# faults (ties); ptreplay must decode it exactly. A thread that runs
+	# code another thread faulted in is bounded only by the next TSC
+	# packet and its own next fault: ptreplay must decode it exactly or
+	# mark what the clock cannot order before anything decoded wrongly
+	# (tools/ptreplay/README.rst, "Revision switches tied to faults").
+	# perf's scenario check decodes it too (perf-nomtc.data, or
+	# perf-nomtc-mt.data with more than one thread: perf bounds by the
+	# thread's next fault only, and warns of more than ptreplay marks)
+	nomtc=nomtc
+	((nthreads > 1)) && nomtc=nomtc-mt
+	"$ptsynth" synth -g "$d/gt" --sideband "$d/sideband.data" --root "$S/root" \
+		"${adv[@]}" --no-mtc -o "$d/perf-$nomtc.data" 2> "$d/synth-$nomtc.err"
+	"$ptreplay" decode -i "$d/perf-$nomtc.data" --flow > "$d/$nomtc.flow" 2> /dev/null
+	exact "no MTC, adversarial timing: ptreplay decodes all $total instructions as executed" \
+	      $? "$d/$nomtc.flow" "$d/perf-$nomtc.data"
+	# per CPU without MTC the clock places the threads' switches only
+	# to the PSB period: not checked (the README says why)
+	((nthreads > 1)) && echo "# $n: no MTC per CPU: not checked (thread switches placed by a clock that lags to the next PSB)"
 
 	# 1d. the last exec fault image lost (a PERF_RECORD_LOST in its place):
 	# ptreplay must say so (suspect instructions, exit 2), and decode

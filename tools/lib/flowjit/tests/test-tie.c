@@ -20,6 +20,19 @@ static uint8_t bytes[4][4096];
 /* the decoder's instruction count: something ran between two resumes */
 static uint64_t insns;
 
+/* a user JIT record of pid 100 in ASID: @op of [@addr, @addr + @len) */
+static void chunk(struct flowjit_chunk *c, uint8_t op, uint64_t addr, uint64_t len)
+{
+	memset(c, 0, sizeof(*c));
+	c->rec.version = FLOWJIT_RECORD_VERSION;
+	c->rec.kind = FLOWJIT_KIND_USER_JIT;
+	c->rec.op = op;
+	c->rec.asid = ASID;
+	c->rec.pid = 100;
+	c->rec.addr = addr;
+	c->rec.len = len;
+}
+
 /* a user JIT image of @page by thread @tid, faulted at @ip, at @time */
 static const struct flowjit_rev *fault(struct flowjit_store *st, uint32_t tid, uint64_t page,
 				       uint64_t ip, uint32_t revision, int v, uint64_t time)
@@ -27,15 +40,8 @@ static const struct flowjit_rev *fault(struct flowjit_store *st, uint32_t tid, u
 	const struct flowjit_rev *added = NULL;
 	struct flowjit_chunk c;
 
-	memset(&c, 0, sizeof(c));
-	c.rec.version = FLOWJIT_RECORD_VERSION;
-	c.rec.kind = FLOWJIT_KIND_USER_JIT;
-	c.rec.op = FLOWJIT_OP_IMAGE;
-	c.rec.asid = ASID;
-	c.rec.pid = 100;
+	chunk(&c, FLOWJIT_OP_IMAGE, page, sizeof(bytes[v]));
 	c.rec.tid = tid;
-	c.rec.addr = page;
-	c.rec.len = sizeof(bytes[v]);
 	c.rec.id = ip;
 	c.rec.revision = revision;
 	c.rec.csum = flowjit_csum(bytes[v], sizeof(bytes[v]));
@@ -44,6 +50,15 @@ static const struct flowjit_rev *fault(struct flowjit_store *st, uint32_t tid, u
 	if (flowjit_store_add_chunk(st, &c, time, &added))
 		return NULL;
 	return added;
+}
+
+/* a retire record of [@addr, @addr + @len) at @time */
+static bool retire(struct flowjit_store *st, uint64_t addr, uint64_t len, uint64_t time)
+{
+	struct flowjit_chunk c;
+
+	chunk(&c, FLOWJIT_OP_RETIRE, addr, len);
+	return !flowjit_store_add_chunk(st, &c, time, NULL);
 }
 
 /* the revision a decoder with clock @time reads at @ip under @tie */
@@ -232,6 +247,44 @@ static int nothing_to_tie(void)
 	return 0;
 }
 
+/*
+ * The thread's next fault bounds the real time of what it runs now: the
+ * first after the lookup time (the floor a tie set, or a later clock),
+ * its own, never another thread's; unknown after an overflow, for a
+ * fault without its IP, and for no thread.
+ */
+static int next_fault_bounds_the_thread(void)
+{
+	struct flowjit_store *st = flowjit_store_alloc();
+	const struct flowjit_rev *a;
+	struct flowjit_tie tie;
+
+	TAP_CHECK(st);
+	a = fault(st, 7, PAGE, PAGE + 0x10, 1, 0, 100);
+	TAP_CHECK(fault(st, 8, PAGE, PAGE + 0x20, 2, 1, 150));
+	TAP_CHECK(fault(st, 7, PAGE, PAGE + 0x30, 3, 2, 200));
+	TAP_CHECK(fault(st, 7, PAGE2, 0, 4, 3, 300));	/* no IP */
+	TAP_CHECK(a);
+	flowjit_tie_init(&tie, st);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 50) == UINT64_MAX);
+	flowjit_tie_thread(&tie, ASID, 7);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 50) == 100);
+	/* tied at its TIP.PGE with the clock behind: the next is 200 */
+	TAP_CHECK(flowjit_tie_resume(&tie, PAGE + 0x10, 50, UINT64_MAX, ++insns) == a);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, flowjit_tie_time(&tie, 50)) == 200);
+	/* the clock past 100 and at 200: the fault at 200 is reached */
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 120) == 200);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 200) == UINT64_MAX);	/* no IP after */
+	flowjit_tie_thread(&tie, ASID, 8);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 120) == 150);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 150) == UINT64_MAX);
+	flowjit_tie_thread(&tie, ASID, 7);
+	flowjit_tie_overflow(&tie, UINT64_MAX);
+	TAP_CHECK(flowjit_tie_next_fault(&tie, 120) == UINT64_MAX);
+	flowjit_store_free(st);
+	return 0;
+}
+
 /* Random faults of several threads against a scan of all of them. */
 static int next_fault_against_reference(void)
 {
@@ -347,6 +400,16 @@ static int unordered_where_bytes_differ(void)
 	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE2, PAGE2 + 4096, 1000));
 	TAP_CHECK(!flowjit_store_unordered(NULL, r1, PAGE, PAGE + 1, 1000) &&
 		  !flowjit_store_unordered(st, NULL, PAGE, PAGE + 1, 1000));
+	/*
+	 * Every revision up to the time counts: r2 differs, r4 has r1's
+	 * bytes again and the page is retired at 500; by 600 r2 may still
+	 * have run.
+	 */
+	TAP_CHECK(fault(st, 9, PAGE, PAGE, 4, 0, 400));
+	TAP_CHECK(retire(st, PAGE, 4096, 500));
+	TAP_CHECK(!flowjit_store_find(st, ASID, PAGE, 600));
+	TAP_CHECK(flowjit_store_unordered(st, r1, PAGE + 0x10, PAGE + 0x11, 600));
+	TAP_CHECK(!flowjit_store_unordered(st, r1, PAGE, PAGE + 0x10, 600));
 	flowjit_store_free(st);
 	fill();
 	return 0;
@@ -365,16 +428,9 @@ static int pinned_is_suspect(void)
 	struct flowjit_chunk c;
 
 	TAP_CHECK(st);
-	memset(&c, 0, sizeof(c));
-	c.rec.version = FLOWJIT_RECORD_VERSION;
-	c.rec.kind = FLOWJIT_KIND_USER_JIT;
-	c.rec.op = FLOWJIT_OP_IMAGE;
+	chunk(&c, FLOWJIT_OP_IMAGE, PAGE, sizeof(bytes[0]));
 	c.rec.flags = FLOWJIT_F_PINNED;
-	c.rec.asid = ASID;
-	c.rec.pid = 100;
 	c.rec.tid = 1;
-	c.rec.addr = PAGE;
-	c.rec.len = sizeof(bytes[0]);
 	c.rec.id = PAGE;
 	c.rec.revision = 1;
 	c.rec.csum = flowjit_csum(bytes[0], sizeof(bytes[0]));
@@ -672,6 +728,8 @@ int main(void)
 		"tie: images without a fault IP (older kernels) are never tied, at no IP of their page");
 	tap_run(nothing_to_tie,
 		"tie: no thread, or a fault the clock passed: nothing tied; NULL store");
+	tap_run(next_fault_bounds_the_thread,
+		"tie: the thread's next fault after the lookup time bounds what it runs now; unknown after an overflow or without an IP");
 	tap_run(next_fault_against_reference,
 		"tie: the fault index answers as a scan of every fault (2 000 random faults, 3 000 queries)");
 	tap_run(overflow_makes_the_next_fault_uncertain,
@@ -681,7 +739,7 @@ int main(void)
 	tap_run(pinned_is_suspect,
 		"pinned: an image of a pinned page is suspect from its time on and counted; the next one is not");
 	tap_run(unordered_where_bytes_differ,
-		"unordered: a newer revision within the clock's lag makes a read unordered where its bytes differ only");
+		"unordered: a newer revision within the clock's lag makes a read unordered where its bytes differ only, replaced or retired since");
 	tap_run(many_lost_windows,
 		"lost: beyond 1024 windows the last one grows, nothing is forgotten");
 	return tap_exit();
