@@ -2,7 +2,7 @@
 /*
  * flowjit_store: revisions by (asid, range, time, seq), retire records,
  * pid -> asid, dropped records counted; random records against a
- * reference that looks at every record; a benchmark.
+ * reference that looks at every record; many records with reads between.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -688,9 +688,10 @@ static double now(void)
  * again at a later time, in a random order of pages, with 200 000 reads
  * interleaved with the adds (a decoder adds records while it decodes).
  * An image is the first 256 bytes of its page, so that the time is the
- * store's and not that of faulting in 400 MB. Prints the time; fails
- * only past 5 s (well under 1 s is expected; the bound leaves room for
- * sanitizers and a loaded machine).
+ * store's and not that of faulting in 400 MB. Prints the time (well
+ * under 1 s here) but does not check it: a test that fails on a slow or
+ * loaded machine proves nothing, and ptreplay's decode_speed_ratio in
+ * make bench is where the store's speed is measured.
  */
 enum { BENCH_PAGES = 50000 };
 
@@ -741,7 +742,6 @@ static int benchmark_run(struct flowjit_store *st, uint32_t *order)
 	printf("# store: %d revisions, %d retires, %d reads: %.3f s (adds %.3f, reads %.3f)\n",
 	       2 * PAGES, PAGES, 4 * PAGES, now() - start, add_s, read_s);
 	TAP_CHECK(stats(st).revs == 2 * PAGES && found > PAGES);
-	TAP_CHECK(now() - start < 5.0);
 	return 0;
 }
 
@@ -792,6 +792,6 @@ int main(void)
 	tap_run(random_against_reference,
 		"store: random records against a reference that looks at every record (find, find_late, read, lookup range)");
 	tap_run(benchmark,
-		"store: 100 000 revisions with interleaved reads, O(log n) each");
+		"store: 100 000 revisions with interleaved reads: every revision kept, reads answered");
 	return tap_exit();
 }
