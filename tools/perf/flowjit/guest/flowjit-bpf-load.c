@@ -7,16 +7,20 @@
  *
  * and its bytes, taken from bpf_prog_info's jited_ksyms, jited_func_lens
  * and jited_prog_insns while the program is loaded. Then hold it for
- * SECONDS (default 0) and close it, and wait until the program is gone:
- * perf record reads the info of a program it sees loaded through an fd
- * of its own (bpf_event__sb_cb()), so the last reference, and the unload
- * with its retire records, may be perf's and come a little later. -d
- * waits DELAY seconds before the load (for perf record -p to attach
- * first).
+ * SECONDS (default 0), or until SIGTERM comes, and close it, and wait
+ * until the program is gone: perf record reads the info of a program it
+ * sees loaded through an fd of its own (bpf_event__sb_cb()), so the last
+ * reference, and the unload with its retire records, may be perf's and
+ * come a little later. -w loads the program only after a line (or the
+ * end) comes from FIFO, so that a test can load it once perf record has
+ * attached to this process and enabled its events, however long that
+ * takes on a slow guest.
  *
- *	flowjit-bpf-load [-d DELAY] [SECONDS]
+ *	flowjit-bpf-load [-w FIFO] [SECONDS]
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +67,27 @@ static int wait_unloaded(uint32_t id)
 	return -1;
 }
 
+/* wait for a line or the end of FIFO @path; 0 when one came */
+static int wait_go(const char *path)
+{
+	char c;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		perror(path);
+		return -1;
+	}
+	while (read(fd, &c, 1) == 1 && c != '\n')
+		;
+	close(fd);
+	return 0;
+}
+
+/* SIGTERM ends the hold: sleep() returns early, the program is closed */
+static void on_term(int sig)
+{
+}
+
 #define INSN(c, d, s, o, i) \
 	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
 			    .off = (o), .imm = (i) })
@@ -82,11 +107,16 @@ int main(int argc, char **argv)
 	uint64_t ksyms[NR_FUNCS];
 	uint32_t lens[NR_FUNCS], i, off = 0;
 	struct bpf_prog_info info;
+	struct sigaction sa;
 	union bpf_attr ba;
 	int fd;
 
-	if (argc > 2 && !strcmp(argv[1], "-d")) {
-		sleep(atoi(argv[2]));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	if (argc > 2 && !strcmp(argv[1], "-w")) {
+		if (wait_go(argv[2]))
+			return 1;
 		argc -= 2;
 		argv += 2;
 	}

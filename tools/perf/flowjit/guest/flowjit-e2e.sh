@@ -165,23 +165,41 @@ else
 	not_ok "record_cpu_clock: images of the loaded program equal bpf_prog_info"
 fi
 
-# 4b. attached to a running process (-p)
-flowjit-bpf-load -d 5 > /tmp/p.exp &
+# 4b. attached to a running process (-p): perf record starts with its
+# events disabled (-D -1) and the program is loaded only after perf has
+# acknowledged "enable" on its control fifo, so neither a slow start of
+# perf nor a slow guest can make the load come first
+rm -f /tmp/p.ctl /tmp/p.ack /tmp/p.go
+mkfifo /tmp/p.ctl /tmp/p.ack /tmp/p.go
+flowjit-bpf-load -w /tmp/p.go > /tmp/p.exp &
 loader=$!
-if record /tmp/p.data --flowjit -e dummy -p $loader; then
-	wait $loader
+record /tmp/p.data --flowjit -e dummy -D -1 --control fifo:/tmp/p.ctl,/tmp/p.ack \
+	-p $loader &
+recorder=$!
+# read-write opens of a fifo do not wait for the other end
+exec 5<> /tmp/p.ctl 6<> /tmp/p.ack
+echo enable >&5
+ack=
+read -t 60 ack <&6
+exec 5>&- 6>&-
+# the loader loads after a line on its fifo, with or without the ack
+echo go > /tmp/p.go
+wait $loader
+if wait $recorder && [ "$ack" = ack ]; then
 	check_images /tmp/p.data /tmp/p.exp record_pid ""
 else
-	echo "# record_pid: perf record --flowjit -e dummy -p PID failed"
+	echo "# record_pid: perf record --flowjit -e dummy -D -1 --control -p PID failed" \
+	     "(ack: '$ack')"
 	not_ok "record_pid: images of the loaded program equal bpf_prog_info"
-	wait $loader
 fi
 
-# 5. a program loaded before perf record started: synthesized image
-flowjit-bpf-load 4 > /tmp/d.exp &
+# 5. a program loaded before perf record started: synthesized image; the
+# loader holds it until it is told to go (SIGTERM), however slowly perf
+# record starts
+flowjit-bpf-load 600 > /tmp/d.exp &
 holder=$!
 i=0
-while [ ! -s /tmp/d.exp ] && [ $i -lt 50 ]; do
+while [ ! -s /tmp/d.exp ] && [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
