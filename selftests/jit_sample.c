@@ -4,7 +4,7 @@
  * it: every code revision its log says ran was captured with exactly the
  * bytes it wrote, across exec, threads, rewrites, moves and reuse.
  */
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "jit_trace.h"
 
 #define EBPF_JIT	"/samples/ebpf-jit"
@@ -172,4 +172,4 @@ TEST_F(jit_sample, every_revision_that_ran_was_captured)
 	EXPECT_EQ(2, whole_space_retires(self->set, pid));
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

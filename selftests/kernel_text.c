@@ -18,7 +18,7 @@
 #include <linux/elf.h>
 #include <linux/if_link.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "bpf_prog.h"
 #include "flowjit_records.h"
 
@@ -826,4 +826,4 @@ TEST_F(kernel_text, module_text_live_image_matches_kcore)
 	free(ulog);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -7,7 +7,7 @@
  * with exactly those bytes. The loop runs several times after the last
  * trace is compiled, so the final bytes of every trace ran.
  */
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "jit_trace.h"
 #include "user_jit.h"
 
@@ -57,4 +57,4 @@ TEST(every_trace_that_ran_was_captured)
 	jt_free(&sb, set, revs);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "bpf_prog.h"
 #include "sideband.h"
 
@@ -190,4 +190,4 @@ TEST_F(sideband, static_key_flip_emits_text_poke)
 	EXPECT_EQ(0, self->seen.bad_pokes);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -24,7 +24,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 static struct fj_obj *find_retire(struct fj_set *set, uint64_t addr)
@@ -1186,4 +1186,4 @@ TEST(paranoid_3_refuses_unprivileged_tracking)
 	EXPECT_EQ(0, step) TH_LOG("child step %d failed", step);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

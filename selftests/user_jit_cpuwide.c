@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "jit_trace.h"
 #include "user_jit.h"
 
@@ -299,4 +299,4 @@ TEST(process_with_exited_main_thread_is_armed)
 	free(set);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define NREVS	4
@@ -253,4 +253,4 @@ TEST(no_delta_after_a_lost_record)
 	free(set);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define NPAGES		4
@@ -1013,4 +1013,4 @@ TEST_F_TIMEOUT(pressure, fork_under_memory_pressure, 600)
 	EXPECT_EQ(0, rmdir(CG_FORK));
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 struct result {
@@ -81,4 +81,4 @@ TEST(records_carry_pids_of_the_events_namespace)
 	EXPECT_EQ(r.tid, r.rec_tid);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define NPAGES	4
@@ -528,4 +528,4 @@ TEST_F(shared, alias_rearm_races_exiting_processes)
 	munmap(spawned, sizeof(int));
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define WAIT_MS		1500
@@ -97,4 +97,4 @@ TEST(cpu_wide_open_does_not_interrupt_a_blocked_syscall)
 	sb_close(&sb);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

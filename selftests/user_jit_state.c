@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 /* snapshots of the page at @addr in @set */
@@ -168,4 +168,4 @@ TEST_F(state, records_that_do_not_fit_are_counted_lost)
 	munmap(m, (n + 1) * PAGE);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define PROBE		"user_jit_probe"
@@ -214,4 +214,4 @@ TEST_F(suid, remove_on_exec_event_does_not_follow_exec)
 	expect_probe(_metadata, self->out, PLAIN_PROBE, ON_CHILD_REMOVE_ON_EXEC, 0);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 #define HPAGE	(2UL << 20)
@@ -348,4 +348,4 @@ TEST_F(shmem_thp, huge_alias_mapped_before_tracking)
 	free(set);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN

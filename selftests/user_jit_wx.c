@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "../kselftest_harness.h"
+#include "harness.h"
 #include "user_jit.h"
 
 static void poke(void *p)
@@ -151,4 +151,4 @@ TEST_F(wx, cpu_wide_event_keeps_rx_code_read_only)
 	close(back[1]);
 }
 
-TEST_HARNESS_MAIN
+FLOWJIT_HARNESS_MAIN
