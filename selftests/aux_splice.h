@@ -50,6 +50,8 @@ struct ax_event {
 	size_t aux_size;
 	/* from PERF_RECORD_AUX */
 	uint64_t aux_records, aux_bytes, truncated;
+	/* records the data ring had no room for (PERF_RECORD_LOST) */
+	uint64_t ring_lost;
 	uint64_t trunc_end[256];	/* aux_offset + aux_size of TRUNCATED */
 	unsigned int nr_trunc_end;
 };
@@ -167,12 +169,21 @@ static inline uint64_t ax_lost(struct ax_event *ev)
 	return v;
 }
 
-/* count a PERF_RECORD_AUX record: aux_offset, aux_size, flags */
+/*
+ * count a PERF_RECORD_AUX record (aux_offset, aux_size, flags), and the
+ * records a PERF_RECORD_LOST says the data ring dropped
+ */
 static inline void ax_note_aux(const struct perf_event_header *hdr, void *arg)
 {
 	struct ax_event *ev = arg;
 	uint64_t rec[3];
 
+	if (hdr->type == PERF_RECORD_LOST &&
+	    hdr->size >= sizeof(*hdr) + 2 * sizeof(uint64_t)) {
+		memcpy(rec, hdr + 1, 2 * sizeof(uint64_t));	/* id, lost */
+		ev->ring_lost += rec[1];
+		return;
+	}
 	if (hdr->type != PERF_RECORD_AUX ||
 	    hdr->size < sizeof(*hdr) + sizeof(rec))
 		return;
