@@ -18,12 +18,23 @@
 
 #include "../kselftest_harness.h"
 
-static inline void flowjit_scale_timeouts(struct __fixture_metadata *list)
+/*
+ * $FLOWJIT_TIMEOUT_SCALE, at least 1: what a test's own waits for the
+ * kernel's background work (ksmd, kcompactd) are multiplied by as well
+ */
+static inline int flowjit_timeout_scale(void)
 {
 	const char *env = getenv("FLOWJIT_TIMEOUT_SCALE");
+	int scale = env ? atoi(env) : 1;
+
+	return scale > 1 ? scale : 1;
+}
+
+static inline void flowjit_scale_timeouts(struct __fixture_metadata *list)
+{
 	struct __fixture_metadata *f;
 	struct __test_metadata *t;
-	int scale = env ? atoi(env) : 1;
+	int scale = flowjit_timeout_scale();
 
 	if (scale <= 1)
 		return;
