@@ -246,15 +246,21 @@ static u32 __init flowjit_crc_mul_bits(u32 a, u32 b)
 	return p;
 }
 
+/* @p times x^4, plus the four terms @v (low four bits) of @m's factor */
+static __always_inline u32 flowjit_crc_mul4(u32 p, const u32 *m, u32 v)
+{
+	return (p >> 4) ^ flowjit_crc_x4[p & 15] ^ m[v & 15];
+}
+
 /*
  * @a * @b, four bits of @a at a time (Horner's rule from its highest
- * degree): a third of the instructions of flowjit_crc_mul_bits(), once
- * flowjit_crc_x4[] is set up.
+ * degree), once flowjit_crc_x4[] is set up. Written out: with loops,
+ * GCC made it about 280 instructions, most of a fresh page's checksum;
+ * this is about 110.
  */
 static u32 flowjit_crc_mul(u32 a, u32 b)
 {
-	u32 m[16], p = 0;
-	int i;
+	u32 m[16], p;
 
 	/* m[v]: @b times the four terms of v, bit 3 of v the lowest */
 	m[0] = 0;
@@ -262,12 +268,25 @@ static u32 flowjit_crc_mul(u32 a, u32 b)
 	m[4] = flowjit_crc_mulx(m[8]);
 	m[2] = flowjit_crc_mulx(m[4]);
 	m[1] = flowjit_crc_mulx(m[2]);
-	for (i = 3; i < 16; i++)
-		if (i & (i - 1))
-			m[i] = m[i & (i - 1)] ^ m[i & -i];
-	for (i = 0; i < 32; i += 4)
-		p = (p >> 4) ^ flowjit_crc_x4[p & 15] ^ m[(a >> i) & 15];
-	return p;
+	m[3] = m[2] ^ m[1];
+	m[5] = m[4] ^ m[1];
+	m[6] = m[4] ^ m[2];
+	m[7] = m[6] ^ m[1];
+	m[9] = m[8] ^ m[1];
+	m[10] = m[8] ^ m[2];
+	m[11] = m[10] ^ m[1];
+	m[12] = m[8] ^ m[4];
+	m[13] = m[12] ^ m[1];
+	m[14] = m[12] ^ m[2];
+	m[15] = m[14] ^ m[1];
+	p = m[a & 15];
+	p = flowjit_crc_mul4(p, m, a >> 4);
+	p = flowjit_crc_mul4(p, m, a >> 8);
+	p = flowjit_crc_mul4(p, m, a >> 12);
+	p = flowjit_crc_mul4(p, m, a >> 16);
+	p = flowjit_crc_mul4(p, m, a >> 20);
+	p = flowjit_crc_mul4(p, m, a >> 24);
+	return flowjit_crc_mul4(p, m, a >> 28);
 }
 
 /* the register @crc after @len zero bytes */
@@ -305,7 +324,7 @@ static void __init flowjit_crc_init(void)
  * in order) and zero elsewhere, from the pieces' bytes alone: the CRC is
  * linear, so it is the CRC of that many zeros plus each piece's bytes
  * followed by the zeros after it. A piece costs a multiplication after
- * it (some 150 instructions) instead of a pass over the zeros: worth it
+ * it (about 120 instructions) instead of a pass over the zeros: worth it
  * for the few pieces of a JIT's fresh page, not for many.
  */
 u32 flowjit_csum_sparse(const u8 *bytes, u32 len,
