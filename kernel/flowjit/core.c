@@ -576,18 +576,28 @@ static void flowjit_output_chunk(struct perf_event *event,
 		rec.chunk_len = img->delta_len;
 		rec.base = img->base;
 	}
-	/*
-	 * Every image is emitted by the task that made or ran its code, in
-	 * its own context: its pid and tid as perf reports them to @event,
-	 * in the event's pid namespace (0 where the task is not visible).
-	 */
-	rec.pid = task_tgid_nr_ns(current, event->ns);
-	rec.tid = task_pid_nr_ns(current, event->ns);
 	pad = ALIGN(rec.chunk_len, sizeof(u64)) - rec.chunk_len;
 	flowjit_header_init(&header, &sample, event, PERF_RECORD_FLOWJIT,
 			    img->asid == FLOWJIT_ASID_KERNEL ?
 			    PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
 			    sizeof(header) + sizeof(rec) + rec.chunk_len + pad);
+	/*
+	 * Every image is emitted by the task that made or ran its code, in
+	 * its own context: its pid and tid as perf reports them to @event,
+	 * in the pid namespace of the event perf_event_open() made (0 where
+	 * the task is not visible there). The sample id has them already
+	 * when it carries them.
+	 */
+	if (event->attr.sample_id_all &&
+	    (event->attr.sample_type & PERF_SAMPLE_TID)) {
+		rec.pid = sample.tid_entry.pid;
+		rec.tid = sample.tid_entry.tid;
+	} else {
+		struct pid_namespace *ns = (event->parent ?: event)->ns;
+
+		rec.pid = task_tgid_nr_ns(current, ns);
+		rec.tid = task_pid_nr_ns(current, ns);
+	}
 
 	if (perf_output_begin(&handle, &sample, event, header.size)) {
 		atomic_inc(&flowjit_lost);
