@@ -947,10 +947,14 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 	/*
 	 * What may sleep comes first, with the PTE unmapped: a mapped PTE
 	 * holds rcu_read_lock() where page tables are freed by RCU (6.12).
-	 * The PTE is looked at again under its lock.
+	 * The PTE is looked at again under its lock. Mostly nothing may:
+	 * a W^X page's PTE is not writable, and the table of last
+	 * snapshots is there after the first fault. Then the PTE is locked
+	 * where it is mapped, as handle_pte_fault() would (on 6.12 the
+	 * unmap and map again took about 200 instructions of a fault).
 	 */
-	pte_unmap(vmf->pte);
-	if (tracked) {
+	if (tracked && (!READ_ONCE(fm->seen) || pte_write(vmf->orig_pte))) {
+		pte_unmap(vmf->pte);
 		flowjit_seen_alloc(fm);
 		if (pte_write(vmf->orig_pte)) {
 			/* secondary MMUs (KVM, SVA) lose write access too */
@@ -959,9 +963,11 @@ vm_fault_t flowjit_handle_exec_fault(struct vm_fault *vmf)
 			mmu_notifier_invalidate_range_start(&range);
 			notify = true;
 		}
+		if (!flowjit_fault_relock(vmf))
+			goto out;	/* the page table went: fault again */
+	} else {
+		flowjit_fault_lock(vmf);
 	}
-	if (!flowjit_fault_relock(vmf))
-		goto out;	/* the page table went: fault again */
 again:
 	entry = vmf->orig_pte;
 	if (unlikely(!pte_same(ptep_get(vmf->pte), entry))) {

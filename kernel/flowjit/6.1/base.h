@@ -77,6 +77,16 @@ static inline bool flowjit_fault_relock(struct vm_fault *vmf)
 	return true;
 }
 
+/*
+ * Lock vmf->pte where handle_pte_fault() mapped it, as it would next
+ * (6.1 sets vmf->ptl only then).
+ */
+static inline void flowjit_fault_lock(struct vm_fault *vmf)
+{
+	vmf->ptl = pte_lockptr(vmf->vma->vm_mm, vmf->pmd);
+	spin_lock(vmf->ptl);
+}
+
 /* kernel.* sysctls: @table ends in an empty entry after its @n */
 static inline void flowjit_register_sysctls(struct ctl_table *table,
 					    size_t n)

@@ -67,6 +67,17 @@ static inline bool flowjit_fault_relock(struct vm_fault *vmf)
 }
 
 /*
+ * Lock vmf->pte where handle_pte_fault() mapped it, as it would next:
+ * pte_offset_map_nolock() gave vmf->ptl, and the mapping holds
+ * rcu_read_lock(), so the page table is not freed meanwhile; a PTE that
+ * changed is found by the pte_same() after it.
+ */
+static inline void flowjit_fault_lock(struct vm_fault *vmf)
+{
+	spin_lock(vmf->ptl);
+}
+
+/*
  * kernel.* sysctls: the @n entries of @table before its empty last one
  * (which 6.1 needs); 6.12 refuses an entry without a name.
  */
