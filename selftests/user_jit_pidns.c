@@ -56,23 +56,39 @@ static void child(int wfd)
 	_exit(0);
 }
 
+/*
+ * Run @fn in a child that is pid 1 of a new pid namespace (this task's
+ * next child: unshare() moves only those) and read its @len bytes of
+ * result into @res. Returns its pid on the host, or -errno.
+ */
+static pid_t run_in_new_pidns(void (*fn)(int wfd), void *res, size_t len)
+{
+	int pfd[2], status, err = 0;
+	pid_t pid;
+
+	if (pipe(pfd) || unshare(CLONE_NEWPID))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		fn(pfd[1]);
+	close(pfd[1]);
+	if (read(pfd[0], res, len) != (ssize_t)len)
+		err = -EIO;
+	close(pfd[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		err = -ECHILD;
+	return err ? err : pid;
+}
+
 TEST(records_carry_pids_of_the_events_namespace)
 {
 	struct result r;
-	int pfd[2], status;
-	pid_t pid;
+	pid_t pid = run_in_new_pidns(child, &r, sizeof(r));
 
-	ASSERT_EQ(0, pipe(pfd));
-	/* the next child is pid 1 of a new pid namespace */
-	ASSERT_EQ(0, unshare(CLONE_NEWPID))
-		TH_LOG("unshare(CLONE_NEWPID): %s", strerror(errno));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		child(pfd[1]);
-	close(pfd[1]);
-	ASSERT_EQ(sizeof(r), read(pfd[0], &r, sizeof(r)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_LT(0, pid) TH_LOG("child in a new pid namespace: %s",
+				 strerror(-pid));
 	ASSERT_EQ(0, r.err) TH_LOG("flowjit event in the namespace: %s",
 				   strerror(-r.err));
 	ASSERT_EQ(1, r.pid);
@@ -158,23 +174,15 @@ TEST(inherited_events_number_pids_as_the_opened_one)
 	struct perf_event_attr attr;
 	struct found f = { 0 };
 	struct grandchild r;
-	int pfd[2], status;
 	struct sb sb;
 	pid_t pid;
 
 	user_attr(&attr);
 	attr.inherit = 1;
 	ASSERT_EQ(0, sb_open_pid(&sb, &attr, 0));
-	ASSERT_EQ(0, pipe(pfd));
-	ASSERT_EQ(0, unshare(CLONE_NEWPID))
-		TH_LOG("unshare(CLONE_NEWPID): %s", strerror(errno));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		middle(pfd[1]);
-	close(pfd[1]);
-	ASSERT_EQ(sizeof(r), read(pfd[0], &r, sizeof(r)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	pid = run_in_new_pidns(middle, &r, sizeof(r));
+	ASSERT_LT(0, pid) TH_LOG("child in a new pid namespace: %s",
+				 strerror(-pid));
 	ASSERT_TRUE(r.ran);
 	ASSERT_EQ(2, r.pid);
 	f.addr = r.addr;
