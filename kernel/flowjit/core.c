@@ -553,6 +553,38 @@ static bool flowjit_event_wants(struct perf_event *event,
 }
 
 /*
+ * What a record has besides its bytes, put together so that it takes a
+ * copy or two into the ring buffer, not one a field (each copy checks
+ * the buffer's page boundary, which costs more than a small field): the
+ * header and the record, then the padding of the bytes and the sample id.
+ */
+struct flowjit_output_head {
+	struct perf_event_header	header;
+	struct flowjit_record		rec;
+	u64				id[1 + PERF_ID_SAMPLE_MAX];
+};
+
+static_assert(offsetof(struct flowjit_output_head, id) ==
+	      sizeof(struct perf_event_header) + sizeof(struct flowjit_record));
+
+/*
+ * The sample id of @r for @event: right after @r->rec when the record has
+ * no bytes, else after a word of zeros that the bytes' padding is taken
+ * from. Returns where it is; *@len gets its size.
+ */
+static u64 *flowjit_output_id(struct flowjit_output_head *r,
+			      struct perf_event *event,
+			      struct perf_sample_data *sample,
+			      unsigned int *len)
+{
+	u64 *id = r->rec.chunk_len ? &r->id[1] : r->id;
+
+	r->id[0] = 0;
+	*len = perf_event__id_sample(event, sample, id);
+	return id;
+}
+
+/*
  * Write one chunk, or (@delta) the image as a delta record; a full
  * buffer counts it as lost (PERF_RECORD_LOST), and no later delta may
  * build on what was in it.
@@ -562,25 +594,25 @@ static void flowjit_output_chunk(struct perf_event *event,
 				 bool delta)
 {
 	const struct flowjit_image *img = out->img;
-	static const u64 zero;
 	struct perf_output_handle handle;
 	struct perf_sample_data sample;
-	struct perf_event_header header;
-	struct flowjit_record rec;
-	unsigned int i;
+	struct flowjit_output_head r;
+	unsigned int i, id_len;
+	u64 *id;
 	u32 pad;
 
-	flowjit_record_init(&rec, img, out->csum, off);
+	flowjit_record_init(&r.rec, img, out->csum, off);
 	if (delta) {
-		rec.op = FLOWJIT_OP_DELTA;
-		rec.chunk_len = img->delta_len;
-		rec.base = img->base;
+		r.rec.op = FLOWJIT_OP_DELTA;
+		r.rec.chunk_len = img->delta_len;
+		r.rec.base = img->base;
 	}
-	pad = ALIGN(rec.chunk_len, sizeof(u64)) - rec.chunk_len;
-	flowjit_header_init(&header, &sample, event, PERF_RECORD_FLOWJIT,
+	pad = ALIGN(r.rec.chunk_len, sizeof(u64)) - r.rec.chunk_len;
+	flowjit_header_init(&r.header, &sample, event, PERF_RECORD_FLOWJIT,
 			    img->asid == FLOWJIT_ASID_KERNEL ?
 			    PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-			    sizeof(header) + sizeof(rec) + rec.chunk_len + pad);
+			    sizeof(r.header) + sizeof(r.rec) + r.rec.chunk_len +
+			    pad);
 	/*
 	 * Every image is emitted by the task that made or ran its code, in
 	 * its own context: its pid and tid as perf reports them to @event,
@@ -590,31 +622,39 @@ static void flowjit_output_chunk(struct perf_event *event,
 	 */
 	if (event->attr.sample_id_all &&
 	    (event->attr.sample_type & PERF_SAMPLE_TID)) {
-		rec.pid = sample.tid_entry.pid;
-		rec.tid = sample.tid_entry.tid;
+		r.rec.pid = sample.tid_entry.pid;
+		r.rec.tid = sample.tid_entry.tid;
 	} else {
 		struct pid_namespace *ns = (event->parent ?: event)->ns;
 
-		rec.pid = task_tgid_nr_ns(current, ns);
-		rec.tid = task_pid_nr_ns(current, ns);
+		r.rec.pid = task_tgid_nr_ns(current, ns);
+		r.rec.tid = task_pid_nr_ns(current, ns);
 	}
+	id = flowjit_output_id(&r, event, &sample, &id_len);
 
-	if (perf_output_begin(&handle, &sample, event, header.size)) {
+	if (perf_output_begin(&handle, &sample, event, r.header.size)) {
 		atomic_inc(&flowjit_lost);
 		return;
 	}
-	perf_output_put(&handle, header);
-	perf_output_put(&handle, rec);
-	for (i = 0; delta && i < img->npieces; i++) {
-		perf_output_put(&handle, img->pieces[i]);
-		perf_output_copy(&handle, img->bytes + img->pieces[i].off,
-				 img->pieces[i].len);
+	if (!r.rec.chunk_len) {
+		/* nothing between the record and its sample id */
+		perf_output_copy(&handle, &r,
+				 offsetof(struct flowjit_output_head, id) +
+				 id_len);
+	} else {
+		perf_output_copy(&handle, &r,
+				 offsetof(struct flowjit_output_head, id));
+		for (i = 0; delta && i < img->npieces; i++) {
+			perf_output_put(&handle, img->pieces[i]);
+			perf_output_copy(&handle,
+					 img->bytes + img->pieces[i].off,
+					 img->pieces[i].len);
+		}
+		if (!delta)
+			perf_output_copy(&handle, img->bytes + off,
+					 r.rec.chunk_len);
+		perf_output_copy(&handle, (u8 *)id - pad, pad + id_len);
 	}
-	if (!delta && rec.chunk_len)
-		perf_output_copy(&handle, img->bytes + off, rec.chunk_len);
-	if (pad)
-		perf_output_copy(&handle, &zero, pad);
-	perf_event__output_id_sample(event, &handle, &sample);
 	perf_output_end(&handle);
 }
 
