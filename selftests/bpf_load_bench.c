@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Time BPF program loads (load + close, the path flowjit hooks) with a
- * CPU-wide flowjit event open on every CPU and with none, in alternating
- * rounds so that drift hits both alike. Prints the median time per load
- * of each and their ratio as "BENCH" lines. On a kernel without flowjit
- * only the plain loop runs.
+ * CPU-wide flowjit event open on every CPU and with a plain one (no
+ * flowjit, no side-band records), in alternating rounds so that drift
+ * hits both alike. Prints the median time per load of each and their
+ * ratio as "BENCH" lines. On a kernel without flowjit only the rounds
+ * with the plain event run.
  *
  *   bpf_load_bench [ROUNDS [LOADS]]
  */
@@ -78,8 +79,8 @@ static void drop(const struct perf_event_header *hdr, const struct flowjit_sampl
  * flowjit's hooks are a deferred static key (HZ): they stay patched in
  * for a second after the last event goes, as perf's own keys do, so
  * that events opened and closed in a loop do not patch text each time.
- * The rounds without an event must measure what a kernel with no event
- * runs: wait that second out (under instruction counting, sleep=off,
+ * The rounds with the plain event must measure what a kernel with no
+ * flowjit event runs: wait that second out (under instruction counting, sleep=off,
  * the guest jumps to its next timer). Every round does, on a kernel
  * without flowjit too, so that the base kernel the idle overhead is
  * measured against runs the same sleeps and the same timers after them.
@@ -93,12 +94,38 @@ static void settle(int loads)
 	time_loads(loads / 4 + 1);
 }
 
+/*
+ * One round: @loads loads and closes timed with @attr's event open on
+ * every CPU, after the same wait and warm-up. Every round opens,
+ * drains and closes an event, with flowjit or without (the rounds "off",
+ * and every round on a kernel without flowjit), so that the ring
+ * buffers' allocation and freeing, which change what the next loads pay
+ * in the page and percpu allocators, is the same in both: only
+ * attr.flowjit differs. An event without it and without side-band bits
+ * costs a BPF load nothing. Returns ns per load, or -1.
+ */
+static double round_with(struct perf_event_attr *attr, int loads)
+{
+	struct sb sb;
+	double t;
+
+	if (sb_open(&sb, attr)) {
+		perror("perf_event_open");
+		return -1;
+	}
+	settle(loads);
+	t = time_loads(loads);
+	sb_drain(&sb, drop, NULL);	/* not timed */
+	sb_close(&sb);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9;
 	int loads = argc > 2 ? atoi(argv[2]) : 200;
 	double off[MAX_ROUNDS], on[MAX_ROUNDS];
-	struct perf_event_attr attr;
+	struct perf_event_attr attr, plain;
 	struct sb sb;
 	bool flowjit;
 	int r;
@@ -108,38 +135,30 @@ int main(int argc, char **argv)
 			argv[0], MAX_ROUNDS);
 		return 2;
 	}
-	sb_attr_init(&attr);
-	attr.flowjit = 1;
+	sb_attr_init(&plain);
 	/*
 	 * Wake the reader as perf record does without --no-buffering: at
 	 * the kernel's default watermark (half the buffer), not at every
 	 * record, which costs an irq_work interrupt each.
 	 */
-	attr.watermark = 0;
-	attr.wakeup_watermark = 0;
+	plain.watermark = 0;
+	plain.wakeup_watermark = 0;
+	attr = plain;
+	attr.flowjit = 1;
 	flowjit = !sb_open(&sb, &attr);
 	if (flowjit)
 		sb_close(&sb);
 	time_loads(loads / 4 + 1);		/* warm up */
 
 	for (r = 0; r < rounds; r++) {
-		settle(loads);
-		off[r] = time_loads(loads);
+		off[r] = round_with(&plain, loads);
+		if (off[r] < 0)
+			return 1;
 		if (!flowjit)
 			continue;
-		if (sb_open(&sb, &attr)) {
-			perror("perf_event_open(flowjit)");
+		on[r] = round_with(&attr, loads);
+		if (on[r] < 0)
 			return 1;
-		}
-		/*
-		 * As the round without: after the same wait and warm-up, not
-		 * after the other round, whose programs are freed (an RCU
-		 * callback, then a workqueue) while this one runs.
-		 */
-		settle(loads);
-		on[r] = time_loads(loads);
-		sb_drain(&sb, drop, NULL);	/* not timed */
-		sb_close(&sb);
 	}
 	printf("BENCH bpf_load_ns %.0f ns\n", median(off, rounds));
 	if (!flowjit) {
