@@ -7,6 +7,12 @@
  * ratio as "BENCH" lines. On a kernel without flowjit only the rounds
  * with the plain event run.
  *
+ * A pair of rounds runs from LOADS / 2 to LOADS * 3 / 2 loads (the same
+ * sequence every run). A load's allocations refill slabs and percpu
+ * chunks now and then, thousands of instructions each (a fresh page is
+ * zeroed); with rounds of one length those refills fell into the same
+ * kind of round all through a boot, and boots came out 3 % apart.
+ *
  *   bpf_load_bench [ROUNDS [LOADS]]
  */
 #include <stdio.h>
@@ -124,7 +130,7 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9;
 	int loads = argc > 2 ? atoi(argv[2]) : 200;
-	double off[MAX_ROUNDS], on[MAX_ROUNDS];
+	double off[MAX_ROUNDS], on[MAX_ROUNDS], on_loads = 0;
 	struct perf_event_attr attr, plain;
 	struct sb sb;
 	bool flowjit;
@@ -150,13 +156,17 @@ int main(int argc, char **argv)
 		sb_close(&sb);
 	time_loads(loads / 4 + 1);		/* warm up */
 
+	srand(1);
 	for (r = 0; r < rounds; r++) {
-		off[r] = round_with(&plain, loads);
+		int n = loads / 2 + rand() % (loads + 1);
+
+		off[r] = round_with(&plain, n);
 		if (off[r] < 0)
 			return 1;
 		if (!flowjit)
 			continue;
-		on[r] = round_with(&attr, loads);
+		on[r] = round_with(&attr, n);
+		on_loads += n + n / 4 + 1;
 		if (on[r] < 0)
 			return 1;
 	}
@@ -170,9 +180,9 @@ int main(int argc, char **argv)
 		on[r] /= off[r];
 	printf("BENCH bpf_load_ratio %.3f ratio\n", median(on, rounds));
 	printf("# %.2f records (%.0f bytes) per load and close with the event\n",
-	       (double)nrec / (rounds * (loads + loads / 4 + 1)),
-	       (double)nbytes / (rounds * (loads + loads / 4 + 1)));
-	printf("# %d rounds of %d loads each, flowjit on/off alternating;"
-	       " ratio is the median of per-round ratios\n", rounds, loads);
+	       (double)nrec / on_loads, (double)nbytes / on_loads);
+	printf("# %d rounds of %d - %d loads, flowjit on/off alternating;"
+	       " ratio is the median of per-round ratios\n", rounds,
+	       loads / 2, loads / 2 + loads);
 	return 0;
 }
