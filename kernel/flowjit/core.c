@@ -160,6 +160,11 @@ void flowjit_csum_setup(void)
 	tfm = crypto_alloc_shash("crc32c", 0, 0);
 	if (IS_ERR(tfm))
 		return;
+	/* see flowjit_crc_update(): the context is the running CRC */
+	if (crypto_shash_descsize(tfm) != sizeof(u32)) {
+		crypto_free_shash(tfm);
+		return;
+	}
 	if (cmpxchg(&flowjit_crc_tfm, NULL, tfm)) {
 		crypto_free_shash(tfm);
 		return;
@@ -180,10 +185,18 @@ static u32 flowjit_crc_update(u32 crc, const void *bytes, size_t len)
 	struct crypto_shash *tfm = READ_ONCE(flowjit_crc_tfm);
 
 	if (tfm) {
-		SHASH_DESC_ON_STACK(desc, tfm);
+		/*
+		 * The crc32c drivers keep the running CRC as their context,
+		 * and flowjit_csum_setup() took only such a driver: a
+		 * descriptor of that size, not SHASH_DESC_ON_STACK()'s
+		 * largest one, which kernels built to zero the stack
+		 * (INIT_STACK_ALL_ZERO) clear on every call.
+		 */
+		char desc_buf[sizeof(struct shash_desc) + sizeof(u32)]
+			__aligned(__alignof__(struct shash_desc));
+		struct shash_desc *desc = (struct shash_desc *)desc_buf;
 		u32 *ctx = shash_desc_ctx(desc);
 
-		/* the crc32c drivers keep the running CRC as their context */
 		desc->tfm = tfm;
 		*ctx = crc;
 		if (!crypto_shash_update(desc, bytes, len))
