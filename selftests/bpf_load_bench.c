@@ -4,8 +4,10 @@
  * CPU-wide flowjit event open on every CPU and with a plain one (no
  * flowjit, no side-band records), in alternating rounds so that drift
  * hits both alike. Prints the median time per load of each and their
- * ratio as "BENCH" lines. On a kernel without flowjit only the rounds
- * with the plain event run.
+ * ratio as "BENCH" lines. On a kernel without flowjit both rounds of a
+ * pair run with the plain event (the second is not reported): the base
+ * kernel the idle overhead is measured against then runs the same loads
+ * in the same order, its reported rounds at the same places.
  *
  * A pair of rounds runs from LOADS / 2 to LOADS * 3 / 2 loads (the same
  * sequence every run). A load's allocations refill slabs and percpu
@@ -167,22 +169,24 @@ int main(int argc, char **argv)
 	srand(1);
 	for (r = 0; r < rounds; r++) {
 		int n = loads / 2 + rand() % (loads + 1);
-		bool on_first = flowjit && r % 2;
 
-		/* every other pair starts with flowjit: see the top */
-		if (on_first)
-			on[r] = round_with(&attr, n);
+		/*
+		 * every other pair starts with flowjit: see the top (on a
+		 * kernel without it, the other round is a plain one)
+		 */
+		if (r % 2)
+			on[r] = round_with(flowjit ? &attr : &plain, n);
 		off[r] = round_with(&plain, n);
-		if (flowjit && !on_first)
-			on[r] = round_with(&attr, n);
-		if (off[r] < 0 || (flowjit && on[r] < 0))
+		if (!(r % 2))
+			on[r] = round_with(flowjit ? &attr : &plain, n);
+		if (off[r] < 0 || on[r] < 0)
 			return 1;
 		if (flowjit)
 			on_loads += n + n / 4 + 1;
 	}
 	printf("BENCH bpf_load_ns %.0f ns\n", median(off, rounds));
 	if (!flowjit) {
-		printf("# no flowjit in this kernel: only the plain loop ran\n");
+		printf("# no flowjit in this kernel: plain rounds only, every other one reported\n");
 		return 0;
 	}
 	printf("BENCH bpf_load_flowjit_ns %.0f ns\n", median(on, rounds));
