@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	}
 	printf("BENCH bpf_load_ns %.0f ns\n", median(off, rounds));
 	if (!flowjit) {
-		printf("# no flowjit in this kernel: plain rounds only, every other one reported\n");
+		printf("# no flowjit in this kernel: plain rounds, half reported\n");
 		return 0;
 	}
 	printf("BENCH bpf_load_flowjit_ns %.0f ns\n", median(on, rounds));
