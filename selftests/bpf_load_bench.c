@@ -23,9 +23,16 @@
  * side (6.12: 1.046 where the records cost 1.02). An even number of
  * rounds (10 by default) gives both orders as many pairs.
  *
- *   bpf_load_bench [ROUNDS [LOADS]]
+ * With "ksymbol" the rounds with flowjit open an event with
+ * attr.ksymbol instead, on any kernel: what perf's own side-band records
+ * of the same loads and closes (PERF_RECORD_KSYMBOL, a register and an
+ * unregister, as perf record asks for) cost, for scale. Its lines are
+ * bpf_load_ksymbol_ns and bpf_load_ksymbol_ratio.
+ *
+ *   bpf_load_bench [ROUNDS [LOADS [ksymbol]]]
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "bpf_prog.h"
 #include "flowjit_records.h"
@@ -140,14 +147,17 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
 	int loads = argc > 2 ? atoi(argv[2]) : 200;
+	bool ksym = argc > 3 && !strcmp(argv[3], "ksymbol");
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], on_loads = 0;
 	struct perf_event_attr attr, plain;
+	const char *what = ksym ? "ksymbol" : "flowjit";
 	struct sb sb;
 	bool flowjit;
 	int r;
 
-	if (rounds < 1 || rounds > MAX_ROUNDS || loads < 1) {
-		fprintf(stderr, "usage: %s [ROUNDS (1-%d) [LOADS]]\n",
+	if (rounds < 1 || rounds > MAX_ROUNDS || loads < 1 ||
+	    (argc > 3 && !ksym) || argc > 4) {
+		fprintf(stderr, "usage: %s [ROUNDS (1-%d) [LOADS [ksymbol]]]\n",
 			argv[0], MAX_ROUNDS);
 		return 2;
 	}
@@ -160,7 +170,11 @@ int main(int argc, char **argv)
 	plain.watermark = 0;
 	plain.wakeup_watermark = 0;
 	attr = plain;
-	attr.flowjit = 1;
+	if (ksym)
+		attr.ksymbol = 1;
+	else
+		attr.flowjit = 1;
+	/* "flowjit": the rounds with @attr can run (ksymbol: always) */
 	flowjit = !sb_open(&sb, &attr);
 	if (flowjit)
 		sb_close(&sb);
@@ -189,15 +203,16 @@ int main(int argc, char **argv)
 		printf("# no flowjit in this kernel: plain rounds, half reported\n");
 		return 0;
 	}
-	printf("BENCH bpf_load_flowjit_ns %.0f ns\n", median(on, rounds));
+	printf("BENCH bpf_load_%s_ns %.0f ns\n", what, median(on, rounds));
 	for (r = 0; r < rounds; r++)
 		on[r] /= off[r];
-	printf("BENCH bpf_load_ratio %.3f ratio\n", median(on, rounds));
+	printf("BENCH bpf_load_%sratio %.3f ratio\n", ksym ? "ksymbol_" : "",
+	       median(on, rounds));
 	printf("# %.2f records (%.0f bytes) per load and close with the event\n",
 	       (double)nrec / on_loads, (double)nbytes / on_loads);
-	printf("# %d rounds of %d - %d loads, flowjit on/off alternating;"
-	       " every other pair flowjit first;"
+	printf("# %d rounds of %d - %d loads, %s on/off alternating;"
+	       " every other pair %s first;"
 	       " ratio is the median of per-round ratios\n", rounds,
-	       loads / 2, loads / 2 + loads);
+	       loads / 2, loads / 2 + loads, what, what);
 	return 0;
 }
