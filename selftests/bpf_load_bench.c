@@ -29,11 +29,18 @@
  * unregister, as perf record asks for) cost, for scale. Its lines are
  * bpf_load_ksymbol_ns and bpf_load_ksymbol_ratio.
  *
- *   bpf_load_bench [ROUNDS [LOADS [ksymbol]]]
+ * With "on" ("off") after it, the timed loops of the rounds with
+ * (without) the event are marked for scripts/bench-profile: an
+ * ioprio_get() system call before and after each. (On a kernel without
+ * flowjit the rounds "with" it are the second plain round of a pair.)
+ *
+ *   bpf_load_bench [ROUNDS [LOADS [flowjit|ksymbol [on|off]]]]
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "bpf_prog.h"
 #include "flowjit_records.h"
 
@@ -89,6 +96,15 @@ static double median(double *v, int n)
 /* records and bytes the rounds with an event received */
 static unsigned long nrec, nbytes;
 
+/* mark the rounds with the event (1), without it (0), or none (-1) */
+static int mark = -1;
+
+/* open or close a window of scripts/bench-profile's */
+static void mark_window(void)
+{
+	syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
+}
+
 static void drop(const struct perf_event_header *hdr, const struct flowjit_sample_id *id,
 		 void *arg)
 {
@@ -125,9 +141,10 @@ static void settle(int loads)
  * buffers' allocation and freeing, which change what the next loads pay
  * in the page and percpu allocators, is the same in both: only
  * attr.flowjit differs. An event without it and without side-band bits
- * costs a BPF load nothing. Returns ns per load, or -1.
+ * costs a BPF load nothing. @on says which kind of round this is, for
+ * the marks (see the top). Returns ns per load, or -1.
  */
-static double round_with(struct perf_event_attr *attr, int loads)
+static double round_with(struct perf_event_attr *attr, int loads, bool on)
 {
 	struct sb sb;
 	double t;
@@ -137,7 +154,11 @@ static double round_with(struct perf_event_attr *attr, int loads)
 		return -1;
 	}
 	settle(loads);
+	if (mark == on)
+		mark_window();
 	t = time_loads(loads);
+	if (mark == on)
+		mark_window();
 	sb_drain(&sb, drop, NULL);	/* not timed */
 	sb_close(&sb);
 	return t;
@@ -148,6 +169,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
 	int loads = argc > 2 ? atoi(argv[2]) : 200;
 	bool ksym = argc > 3 && !strcmp(argv[3], "ksymbol");
+	bool usage = argc > 3 && !ksym && strcmp(argv[3], "flowjit");
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], on_loads = 0;
 	struct perf_event_attr attr, plain;
 	const char *what = ksym ? "ksymbol" : "flowjit";
@@ -155,9 +177,11 @@ int main(int argc, char **argv)
 	bool flowjit;
 	int r;
 
-	if (rounds < 1 || rounds > MAX_ROUNDS || loads < 1 ||
-	    (argc > 3 && !ksym) || argc > 4) {
-		fprintf(stderr, "usage: %s [ROUNDS (1-%d) [LOADS [ksymbol]]]\n",
+	if (argc > 4)
+		mark = !strcmp(argv[4], "on") ? 1 : !strcmp(argv[4], "off") ? 0 : -2;
+	if (rounds < 1 || rounds > MAX_ROUNDS || loads < 1 || usage ||
+	    mark == -2 || argc > 5) {
+		fprintf(stderr, "usage: %s [ROUNDS (1-%d) [LOADS [flowjit|ksymbol [on|off]]]]\n",
 			argv[0], MAX_ROUNDS);
 		return 2;
 	}
@@ -189,10 +213,10 @@ int main(int argc, char **argv)
 		 * kernel without it, the other round is a plain one)
 		 */
 		if (r % 2)
-			on[r] = round_with(flowjit ? &attr : &plain, n);
-		off[r] = round_with(&plain, n);
+			on[r] = round_with(flowjit ? &attr : &plain, n, true);
+		off[r] = round_with(&plain, n, false);
 		if (!(r % 2))
-			on[r] = round_with(flowjit ? &attr : &plain, n);
+			on[r] = round_with(flowjit ? &attr : &plain, n, true);
 		if (off[r] < 0 || on[r] < 0)
 			return 1;
 		if (flowjit)
