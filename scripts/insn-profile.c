@@ -142,7 +142,7 @@ int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc,
 			toggle = strtoull(argv[i] + 7, NULL, 16);
 			counting = 0;
 		} else {
-			fprintf(stderr, "insn-profile: unknown argument '%s' (expected out=FILE or toggle=HEXADDR)\n",
+			fprintf(stderr, "insn-profile: unknown argument '%s'\n",
 				argv[i]);
 			return -1;
 		}
