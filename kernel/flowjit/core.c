@@ -566,35 +566,57 @@ static bool flowjit_event_wants(struct perf_event *event,
 }
 
 /*
- * What a record has besides its bytes, put together so that it takes a
- * copy or two into the ring buffer, not one a field (each copy checks
- * the buffer's page boundary, which costs more than a small field): the
- * header and the record, then the padding of the bytes and the sample id.
+ * What a record has besides its bytes: the header and the record, then
+ * the sample id (after the padding of the bytes, if any).
  */
 struct flowjit_output_head {
 	struct perf_event_header	header;
 	struct flowjit_record		rec;
-	u64				id[1 + PERF_ID_SAMPLE_MAX];
+	u64				id[PERF_ID_SAMPLE_MAX];
 };
 
 static_assert(offsetof(struct flowjit_output_head, id) ==
 	      sizeof(struct perf_event_header) + sizeof(struct flowjit_record));
 
 /*
- * The sample id of @r for @event: right after @r->rec when the record has
- * no bytes, else after a word of zeros that the bytes' padding is taken
- * from. Returns where it is; *@len gets its size.
+ * Where the next @len bytes of @handle go: the ring buffer itself when
+ * they lie in its current page, else @stage (flowjit_output_done() copies
+ * them there). Filling the fields in place saves the staging copy, which
+ * costs more than the small fields do.
  */
-static u64 *flowjit_output_id(struct flowjit_output_head *r,
-			      struct perf_event *event,
-			      struct perf_sample_data *sample,
-			      unsigned int *len)
+static void *flowjit_output_at(struct perf_output_handle *handle,
+			       unsigned int len, void *stage)
 {
-	u64 *id = r->rec.chunk_len ? &r->id[1] : r->id;
+	return handle->size >= len ? handle->addr : stage;
+}
 
-	r->id[0] = 0;
-	*len = perf_event__id_sample(event, sample, id);
-	return id;
+static void flowjit_output_done(struct perf_output_handle *handle,
+				const void *at, unsigned int len)
+{
+	if (at == handle->addr)
+		perf_output_skip(handle, len);
+	else
+		perf_output_copy(handle, at, len);
+}
+
+/* the padding (zeros) of a record's bytes, then its sample id */
+static void flowjit_output_tail(struct perf_output_handle *handle,
+				struct perf_event *event,
+				struct perf_sample_data *sample,
+				unsigned int pad, unsigned int id_len)
+{
+	u64 stage[1 + PERF_ID_SAMPLE_MAX] __uninitialized;
+	u8 *at = handle->addr;
+
+	if (handle->size >= pad + id_len) {
+		memset(at, 0, pad);
+		perf_event__id_sample(event, sample, (u64 *)(at + pad));
+		perf_output_skip(handle, pad + id_len);
+		return;
+	}
+	stage[0] = 0;
+	perf_event__id_sample(event, sample, &stage[1]);
+	perf_output_copy(handle, (u8 *)&stage[1] - pad, pad + id_len);
 }
 
 /*
@@ -607,25 +629,39 @@ static void flowjit_output_chunk(struct perf_event *event,
 				 bool delta)
 {
 	const struct flowjit_image *img = out->img;
+	/* every byte read from these is written first */
+	struct flowjit_output_head stage __uninitialized;
+	struct perf_sample_data sample __uninitialized;
 	struct perf_output_handle handle;
-	struct perf_sample_data sample;
-	struct flowjit_output_head r;
-	unsigned int i, id_len;
-	u64 *id;
-	u32 pad;
+	struct perf_event_header header;
+	struct flowjit_output_head *r;
+	unsigned int i, id_len, head;
+	u32 len, pad;
 
-	flowjit_record_init(&r.rec, img, out->csum, off);
-	if (delta) {
-		r.rec.op = FLOWJIT_OP_DELTA;
-		r.rec.chunk_len = img->delta_len;
-		r.rec.base = img->base;
-	}
-	pad = ALIGN(r.rec.chunk_len, sizeof(u64)) - r.rec.chunk_len;
-	flowjit_header_init(&r.header, &sample, event, PERF_RECORD_FLOWJIT,
+	len = delta ? img->delta_len : flowjit_chunk_len(img, off);
+	pad = ALIGN(len, sizeof(u64)) - len;
+	perf_sample_data_init(&sample, 0, 0);
+	flowjit_header_init(&header, &sample, event, PERF_RECORD_FLOWJIT,
 			    img->asid == FLOWJIT_ASID_KERNEL ?
 			    PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-			    sizeof(r.header) + sizeof(r.rec) + r.rec.chunk_len +
-			    pad);
+			    sizeof(r->header) + sizeof(r->rec) + len + pad);
+	/* flowjit events have sample_id_all (flowjit_perf_event_open()) */
+	id_len = event->attr.sample_id_all ? event->id_header_size : 0;
+
+	if (perf_output_begin(&handle, &sample, event, header.size)) {
+		atomic_inc(&flowjit_lost);
+		return;
+	}
+	/* with no bytes, nothing comes between the record and its sample id */
+	head = offsetof(struct flowjit_output_head, id) + (len ? 0 : id_len);
+	r = flowjit_output_at(&handle, head, &stage);
+	r->header = header;
+	flowjit_record_init(&r->rec, img, out->csum, off);
+	if (delta) {
+		r->rec.op = FLOWJIT_OP_DELTA;
+		r->rec.chunk_len = len;
+		r->rec.base = img->base;
+	}
 	/*
 	 * Every image is emitted by the task that made or ran its code, in
 	 * its own context: its pid and tid as perf reports them to @event,
@@ -635,39 +671,30 @@ static void flowjit_output_chunk(struct perf_event *event,
 	 */
 	if (event->attr.sample_id_all &&
 	    (event->attr.sample_type & PERF_SAMPLE_TID)) {
-		r.rec.pid = sample.tid_entry.pid;
-		r.rec.tid = sample.tid_entry.tid;
+		r->rec.pid = sample.tid_entry.pid;
+		r->rec.tid = sample.tid_entry.tid;
 	} else {
 		struct pid_namespace *ns = (event->parent ?: event)->ns;
 
-		r.rec.pid = task_tgid_nr_ns(current, ns);
-		r.rec.tid = task_pid_nr_ns(current, ns);
+		r->rec.pid = task_tgid_nr_ns(current, ns);
+		r->rec.tid = task_pid_nr_ns(current, ns);
 	}
-	id = flowjit_output_id(&r, event, &sample, &id_len);
+	if (!len)
+		perf_event__id_sample(event, &sample, r->id);
+	flowjit_output_done(&handle, r, head);
 
-	if (perf_output_begin(&handle, &sample, event, r.header.size)) {
-		atomic_inc(&flowjit_lost);
-		return;
-	}
-	if (!r.rec.chunk_len) {
-		/* nothing between the record and its sample id */
-		perf_output_copy(&handle, &r,
-				 offsetof(struct flowjit_output_head, id) +
-				 id_len);
-	} else {
-		perf_output_copy(&handle, &r,
-				 offsetof(struct flowjit_output_head, id));
-		for (i = 0; delta && i < img->npieces; i++) {
+	if (delta) {
+		for (i = 0; i < img->npieces; i++) {
 			perf_output_put(&handle, img->pieces[i]);
 			perf_output_copy(&handle,
 					 img->bytes + img->pieces[i].off,
 					 img->pieces[i].len);
 		}
-		if (!delta)
-			perf_output_copy(&handle, img->bytes + off,
-					 r.rec.chunk_len);
-		perf_output_copy(&handle, (u8 *)id - pad, pad + id_len);
+	} else if (len) {
+		perf_output_copy(&handle, img->bytes + off, len);
 	}
+	if (len)
+		flowjit_output_tail(&handle, event, &sample, pad, id_len);
 	perf_output_end(&handle);
 }
 
