@@ -371,12 +371,18 @@ u32 flowjit_chunk_len(const struct flowjit_image *img, u32 off)
 void flowjit_record_init(struct flowjit_record *rec,
 			 const struct flowjit_image *img, u32 csum, u32 off)
 {
+	/*
+	 * Every field named: the compiler stores each one, where it cleared
+	 * the record first for the fields left out (a rep stos).
+	 */
 	*rec = (struct flowjit_record) {
 		.version	= FLOWJIT_RECORD_VERSION,
 		.kind		= img->kind,
 		.op		= img->op,
 		.flags		= img->flags,
 		.asid		= img->asid,
+		.pid		= 0,
+		.tid		= 0,
 		.addr		= img->addr,
 		.len		= img->len,
 		.id		= img->id,
@@ -385,6 +391,7 @@ void flowjit_record_init(struct flowjit_record *rec,
 		.csum		= csum,
 		.chunk_off	= off,
 		.chunk_len	= flowjit_chunk_len(img, off),
+		.base		= 0,
 	};
 }
 
