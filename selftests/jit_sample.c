@@ -100,6 +100,13 @@ FIXTURE_VARIANT_ADD(jit_sample, memfd_dual_threads_atomic) {
 	.extra = "--sync=atomic",
 };
 
+/*
+ * The smallest user address space a whole-space retire covers: the
+ * kernel's TASK_SIZE_MAX under 4-level paging, 2^47 less its guard page
+ * (2^56 less one under 5-level paging)
+ */
+#define WHOLE_SPACE_MIN	((1ULL << 47) - 4096)
+
 /* retire records of @pid that cover a whole address space */
 static int whole_space_retires(struct fj_set *set, pid_t pid)
 {
@@ -111,7 +118,7 @@ static int whole_space_retires(struct fj_set *set, pid_t pid)
 
 		if (o->rec.kind != FLOWJIT_KIND_USER_JIT ||
 		    o->rec.op != FLOWJIT_OP_RETIRE || o->rec.addr ||
-		    o->rec.len < (1ULL << 47) || o->rec.pid != (uint32_t)pid ||
+		    o->rec.len < WHOLE_SPACE_MIN || o->rec.pid != (uint32_t)pid ||
 		    o->rec.asid == asid)
 			continue;
 		asid = o->rec.asid;
