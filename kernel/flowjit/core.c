@@ -606,24 +606,22 @@ static void flowjit_output_done(struct perf_output_handle *handle,
 		perf_output_copy(handle, at, len);
 }
 
-/* the padding (zeros) of a record's bytes, then its sample id */
+/*
+ * The padding (zeros) of a record's bytes, then its sample id; staged, the
+ * padding ends the first word, so that the id stays aligned
+ */
 static void flowjit_output_tail(struct perf_output_handle *handle,
 				struct perf_event *event,
 				struct perf_sample_data *sample,
 				unsigned int pad, unsigned int id_len)
 {
 	u64 stage[1 + PERF_ID_SAMPLE_MAX] __uninitialized;
-	u8 *at = handle->addr;
+	u8 *at = flowjit_output_at(handle, pad + id_len,
+				   (u8 *)&stage[1] - pad);
 
-	if (handle->size >= pad + id_len) {
-		memset(at, 0, pad);
-		perf_event__id_sample(event, sample, (u64 *)(at + pad));
-		perf_output_skip(handle, pad + id_len);
-		return;
-	}
-	stage[0] = 0;
-	perf_event__id_sample(event, sample, &stage[1]);
-	perf_output_copy(handle, (u8 *)&stage[1] - pad, pad + id_len);
+	memset(at, 0, pad);
+	perf_event__id_sample(event, sample, (u64 *)(at + pad));
+	flowjit_output_done(handle, at, pad + id_len);
 }
 
 /*
